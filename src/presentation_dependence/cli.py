@@ -1,0 +1,134 @@
+"""The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
+
+    presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
+    presdep eval --run-dir DIR [--qrels PATH]
+    presdep configs [--root configs/experiments]
+    presdep schema [--write PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from presentation_dependence.errors import PresdepError
+from presentation_dependence.secrets import RedactingFilter
+
+__all__ = ["main", "make_parser"]
+
+log = logging.getLogger("presentation_dependence.cli")
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2
+
+
+def setup_logging(verbose: bool = False) -> None:
+    root = logging.getLogger("presentation_dependence")
+    if any(getattr(h, "_presdep", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    handler._presdep = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="presdep", description=__doc__.split("\n")[0])
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="rerank a config's data into a run folder")
+    r.add_argument("config", help="configs/experiments/<ID>.yaml")
+    r.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE",
+        help="dotted override, value parsed as YAML (repeatable), e.g. data.top_k=20",
+    )
+    r.add_argument("--run-dir", help="run folder (default runs/<ID>/<timestamp>/); reuse to resume")
+    r.add_argument("--shard", help="k/n: rank only queries i with i %% n == k (0-based)")
+    r.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
+
+    e = sub.add_parser("eval", help="pytrec_eval over a run folder -> metrics.json")
+    e.add_argument("--run-dir", required=True)
+    e.add_argument("--qrels", help="qrels file (default: the run folder's qrels.txt)")
+
+    c = sub.add_parser("configs", help="list the experiment configs")
+    c.add_argument("--root", default="configs/experiments")
+
+    s = sub.add_parser("schema", help="print (or write) the config schema in Markdown")
+    s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
+    return p
+
+
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config import load_experiment_config
+    from presentation_dependence.runners import EvalManager, ExperimentManager, parse_shard
+
+    cfg = load_experiment_config(args.config, args.override)
+    mgr = ExperimentManager(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    summary = mgr.run()
+    log.info(
+        "%s: %d computed, %d reused, run %s",
+        summary.run_dir, summary.computed, summary.reused,
+        "complete" if summary.complete else "incomplete (other shards pending)",
+    )
+    if args.eval and summary.complete:
+        EvalManager(summary.run_dir, argv=argv).evaluate()
+    return EXIT_OK
+
+
+def _cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.runners import EvalManager
+
+    EvalManager(args.run_dir, qrels_path=args.qrels, argv=argv).evaluate()
+    return EXIT_OK
+
+
+def _cmd_configs(args: argparse.Namespace) -> int:
+    from presentation_dependence.config import list_experiment_configs
+
+    rows = list_experiment_configs(args.root)
+    if not rows:
+        log.error("no configs under %s", args.root)
+        return EXIT_USER_ERROR
+    width = max(len(i) for i, _ in rows)
+    sys.stdout.write("".join(f"{i.ljust(width)}  {d}\n" for i, d in rows))
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from presentation_dependence.config.schema_doc import schema_markdown
+
+    text = schema_markdown()
+    if args.write:
+        Path(args.write).write_text(text, encoding="utf-8")
+        log.info("wrote %s", args.write)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = make_parser().parse_args(argv)
+    setup_logging(args.verbose)
+    full_argv = ["presdep", *argv]
+    try:
+        if args.command == "run":
+            return _cmd_run(args, full_argv)
+        if args.command == "eval":
+            return _cmd_eval(args, full_argv)
+        if args.command == "configs":
+            return _cmd_configs(args)
+        return _cmd_schema(args)
+    except PresdepError as e:
+        log.error("%s", e)
+        return EXIT_USER_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

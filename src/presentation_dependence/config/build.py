@@ -1,0 +1,114 @@
+"""Strict construction of config dataclasses from plain dicts (YAML)."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.registry import did_you_mean
+
+T = TypeVar("T")
+
+__all__ = ["build_dataclass", "check_type", "to_plain"]
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def check_type(value: Any, tp: Any, key: str) -> Any:
+    """Validate (and lightly coerce) ``value`` against the annotation ``tp``.
+
+    Coercions: int -> float, list -> tuple for tuple fields. Anything else that does not match
+    raises :class:`ConfigError` naming the key.
+    """
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            try:
+                return check_type(value, arg, key)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{key}: {value!r} is not a valid {_type_name(tp)}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise ConfigError(f"{key}: expected null, got {value!r}")
+    if origin is typing.Literal:
+        if value in typing.get_args(tp):
+            return value
+        choices = [str(a) for a in typing.get_args(tp)]
+        raise ConfigError(
+            f"{key}: {value!r} is not one of {', '.join(choices)}.{did_you_mean(str(value), choices)}"
+        )
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        args = typing.get_args(tp)
+        item_tp = args[0] if args else Any
+        items = [check_type(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+        return dict(value)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        return value
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a mapping of {tp.__name__} fields, got {value!r}")
+        return build_dataclass(tp, value, key)
+    return value
+
+
+def build_dataclass(cls: type[T], raw: Mapping[str, Any], prefix: str = "") -> T:
+    """Build ``cls`` from ``raw``; unknown keys and ill-typed values raise :class:`ConfigError`."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {raw!r}")
+    assert dataclasses.is_dataclass(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for k, v in raw.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if k not in fields:
+            raise ConfigError(
+                f"unknown config key {key!r}.{did_you_mean(str(k), list(fields))} "
+                f"Valid keys{' of ' + prefix if prefix else ''}: {', '.join(fields)}"
+            )
+        kwargs[k] = check_type(v, hints[k], key)
+    try:
+        return cls(**kwargs)
+    except TypeError as e:  # a required field is missing
+        raise ConfigError(f"{prefix or 'config'}: {e}") from None
+
+
+def to_plain(obj: Any) -> Any:
+    """Dataclasses, tuples and mappings to plain YAML-safe dicts and lists."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj

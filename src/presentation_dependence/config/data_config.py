@@ -1,0 +1,80 @@
+"""The ``data`` block of an experiment config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from presentation_dependence.errors import ConfigError
+
+__all__ = ["DataConfig", "resolve_path"]
+
+PathSpec = str | list[str] | None
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the queries and their first-stage candidates come from.
+
+    Path fields take one path or a list of alternatives (the first that exists is used), so a
+    config can point at ``data/<dataset>/`` and fall back to ``../shared/data/<dataset>/``.
+    Relative paths are relative to the working directory.
+    """
+
+    dataloader_class: str = field(
+        default="FixtureLoader",
+        metadata={"help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader"},
+    )
+    path: PathSpec = field(
+        default=None,
+        metadata={"help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader) or BEIR folder (BeirLoader)"},
+    )
+    run: PathSpec = field(
+        default=None, metadata={"help": "First-stage TREC run (BeirLoader, TrecRunLoader)"}
+    )
+    corpus: PathSpec = field(
+        default=None,
+        metadata={"help": "Corpus for TrecRunLoader: BEIR corpus.jsonl or a 'docid<TAB>text' TSV"},
+    )
+    topics: PathSpec = field(
+        default=None, metadata={"help": "Topics 'qid<TAB>text' (TrecRunLoader)"}
+    )
+    qrels: PathSpec = field(
+        default=None,
+        metadata={"help": "TREC qrels; replaces any judgements the loader itself provides"},
+    )
+    split: str = field(default="test", metadata={"help": "BEIR split (qrels/<split>.tsv)"})
+    top_k: int = field(default=100, metadata={"help": "First-stage depth kept per query"})
+    max_queries: int | None = field(
+        default=None, metadata={"help": "Keep only the first N queries (file order); null = all"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1:
+            raise ConfigError(f"data.top_k must be >= 1, got {self.top_k}")
+        if self.max_queries is not None and self.max_queries < 1:
+            raise ConfigError(f"data.max_queries must be >= 1 or null, got {self.max_queries}")
+        for name in ("path", "run", "corpus", "topics", "qrels"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, (str, list)):
+                raise ConfigError(f"data.{name} must be a path or a list of paths, got {v!r}")
+
+
+def resolve_path(spec: PathSpec, key: str, *, required: bool = True) -> Path | None:
+    """The first existing path of ``spec`` (one path or a list of alternatives).
+
+    Raises :class:`ConfigError` naming the config key and every path tried when none exists.
+    """
+    if spec is None:
+        if required:
+            raise ConfigError(f"data.{key} is required by this loader; set it in the config")
+        return None
+    options = [spec] if isinstance(spec, str) else list(spec)
+    for p in options:
+        if Path(p).expanduser().exists():
+            return Path(p).expanduser()
+    raise ConfigError(
+        f"data.{key}: none of these paths exists: {', '.join(options)}. "
+        "Fetch the data (docs/DATA-SETUP.md) or point the config at it with "
+        f"--override data.{key}=PATH"
+    )

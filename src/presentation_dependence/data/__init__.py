@@ -1,0 +1,23 @@
+"""Data loaders: config ``data`` block -> :class:`Dataset` of rerank requests and judgements."""
+
+from presentation_dependence.data.loaders import (
+    LOADERS,
+    BeirLoader,
+    Dataset,
+    FixtureLoader,
+    Loader,
+    RankLLMJsonLoader,
+    TrecRunLoader,
+    load_dataset,
+)
+
+__all__ = [
+    "LOADERS",
+    "BeirLoader",
+    "Dataset",
+    "FixtureLoader",
+    "Loader",
+    "RankLLMJsonLoader",
+    "TrecRunLoader",
+    "load_dataset",
+]

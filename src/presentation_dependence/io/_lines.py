@@ -1,0 +1,83 @@
+"""Line-level helpers shared by the readers: UTF-8 decoding, blank lines, strict numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from presentation_dependence.errors import InputFormatError
+
+__all__ = ["iter_lines", "parse_float", "parse_int", "parse_json_line", "read_text"]
+
+
+def read_text(path: Path) -> str:
+    """The whole file as UTF-8 text; a decoding error names the line it happened on."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputFormatError(
+            path,
+            line,
+            "UTF-8 text",
+            f"an undecodable byte at offset {exc.start}",
+            "re-encode the file as UTF-8 (e.g. iconv -t UTF-8)",
+        ) from None
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(1-based line number, line without its line end)`` for every non-blank line.
+
+    Lines end at ``\n`` (a trailing ``\r`` is dropped) only: unlike :meth:`str.splitlines`,
+    form feeds or U+2028 inside a document's text do not split it.
+    """
+    for lineno, raw in enumerate(read_text(path).split("\n"), start=1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if line.strip():
+            yield lineno, line
+
+
+def parse_int(path: Path, lineno: int, value: str, what: str, fix: str) -> int:
+    """``value`` as an integer (``'3'``, ``'-1'``; not ``'3.0'``), else InputFormatError."""
+    try:
+        return int(value)
+    except ValueError:
+        raise InputFormatError(path, lineno, f"an integer {what}", repr(value), fix) from None
+
+
+def parse_float(path: Path, lineno: int, value: str, what: str, fix: str) -> float:
+    """``value`` as a finite float, else :class:`InputFormatError`."""
+    try:
+        out = float(value)
+    except ValueError:
+        raise InputFormatError(path, lineno, f"a numeric {what}", repr(value), fix) from None
+    if not math.isfinite(out):
+        raise InputFormatError(path, lineno, f"a finite {what}", repr(value), fix)
+    return out
+
+
+def parse_json_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
+    """One JSON-lines record, which must be an object."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(
+            path,
+            lineno,
+            "one JSON object per line",
+            f"invalid JSON ({exc.msg} at column {exc.colno})",
+            "fix the JSON on this line; every record must sit on a single line",
+        ) from None
+    if not isinstance(obj, dict):
+        raise InputFormatError(
+            path,
+            lineno,
+            "a JSON object",
+            f"a JSON {type(obj).__name__}",
+            "write one {...} object per line",
+        )
+    return obj

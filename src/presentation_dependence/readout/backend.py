@@ -1,0 +1,242 @@
+"""A transformers backend for the readout: load a causal LM, run prompts, read grade slots.
+
+Several prompts may share one forward pass (``batch_size``). They are LEFT-padded; the
+attention mask hides the padding and ``position_ids = cumsum(mask) - 1`` (clipped at 0) gives
+every real token the position it has when run alone, so the slot positions only shift by the
+padding length. Logits are computed only at the readout positions (``logits_to_keep`` with a
+tensor of positions where the model's ``forward`` takes it, else the full logits are sliced),
+and a softmax over the grade token ids alone gives P(g) per slot.
+
+``one_at_a_time=True`` runs every prompt alone (no padding, no batch neighbours): the result
+for a prompt depends on that prompt only, bit for bit on one machine, thread count and dtype.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import torch
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.prompt import BuiltPrompt
+
+__all__ = [
+    "CPU_DEFAULT_DTYPE",
+    "DTYPES",
+    "GPU_DEFAULT_DTYPE",
+    "ForwardStats",
+    "TransformersBackend",
+    "resolve_device",
+    "resolve_dtype",
+]
+
+logger = logging.getLogger(__name__)
+
+# ``dtype: auto`` on CPU. float32 until the CPU benchmark (docs/SCORING.md) settles it:
+# bfloat16 is 2-3x faster on CPU and moved expected grades by at most ~0.05 in MACHINE-NOTES.
+CPU_DEFAULT_DTYPE: Final[str] = "float32"
+GPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
+
+DTYPES: Final[dict[str, torch.dtype]] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+DEVICES: Final[tuple[str, ...]] = ("auto", "cpu", "cuda")
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` -> cuda when available, else cpu."""
+    if device not in DEVICES and not device.startswith("cuda:"):
+        raise ConfigError(f"device must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} requested but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """``auto`` -> bfloat16 on GPU, :data:`CPU_DEFAULT_DTYPE` on CPU."""
+    if dtype == "auto":
+        dtype = GPU_DEFAULT_DTYPE if device.type == "cuda" else CPU_DEFAULT_DTYPE
+    try:
+        return DTYPES[dtype]
+    except KeyError:
+        raise ConfigError(
+            f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}"
+        ) from None
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+@dataclass
+class ForwardStats:
+    """What running a set of prompts cost."""
+
+    forward_passes: int = 0
+    prompt_tokens: int = 0  # real tokens, padding excluded
+    padded_tokens: int = 0  # tokens the model actually ran, padding included
+    seconds: float = 0.0
+    pass_seconds: list[float] = field(default_factory=list)
+
+
+class TransformersBackend:
+    """A causal LM and its tokenizer, ready to read grade distributions at slots."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        path: str,
+        revision: str | None,
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.path = path
+        self.revision = revision
+        self.device = device
+        self.dtype = dtype
+        params = inspect.signature(model.forward).parameters
+        self.supports_logits_to_keep = "logits_to_keep" in params
+        pad = tokenizer.pad_token_id
+        if pad is None:
+            pad = tokenizer.eos_token_id
+        self.pad_token_id = int(pad) if pad is not None else 0
+
+    @classmethod
+    def load(
+        cls,
+        path: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "auto",
+        device: str = "auto",
+        trust_remote_code: bool = False,
+    ) -> TransformersBackend:
+        """Load model and tokenizer from a local folder or a hub name (at ``revision``)."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        dev = resolve_device(device)
+        tdtype = resolve_dtype(dtype, dev)
+        t0 = time.perf_counter()
+        tokenizer = AutoTokenizer.from_pretrained(
+            path, revision=revision, trust_remote_code=trust_remote_code
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            path, revision=revision, dtype=tdtype, trust_remote_code=trust_remote_code
+        )
+        model.to(dev)
+        model.eval()
+        logger.info(
+            "loaded %s (revision %s) as %s on %s in %.1f s",
+            path,
+            revision,
+            dtype_name(tdtype),
+            dev,
+            time.perf_counter() - t0,
+        )
+        return cls(model, tokenizer, path=path, revision=revision, device=dev, dtype=tdtype)
+
+    @property
+    def max_context(self) -> int | None:
+        """The model's context length, if its config or tokenizer states one."""
+        config = self.model.config
+        text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+        n = getattr(text_config, "max_position_embeddings", None)
+        if isinstance(n, int) and n > 0:
+            return n
+        m = getattr(self.tokenizer, "model_max_length", None)
+        return int(m) if isinstance(m, int) and 0 < m < 10**8 else None
+
+    def grade_probs(
+        self,
+        prompts: Sequence[BuiltPrompt],
+        grade_token_ids: Sequence[int],
+        *,
+        batch_size: int = 1,
+        one_at_a_time: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[list[np.ndarray], ForwardStats]:
+        """P(grade) at every slot of every prompt: one ``(slots, grades)`` float64 array each.
+
+        Prompts are run in the given order, ``batch_size`` per forward pass (1 when
+        ``one_at_a_time``).
+        """
+        if num_threads is not None:
+            torch.set_num_threads(num_threads)
+        bs = 1 if one_at_a_time else max(1, batch_size)
+        stats = ForwardStats()
+        out: list[np.ndarray] = []
+        t_all = time.perf_counter()
+        for start in range(0, len(prompts), bs):
+            batch = prompts[start : start + bs]
+            t0 = time.perf_counter()
+            out.extend(self._forward(batch, grade_token_ids, stats))
+            stats.pass_seconds.append(time.perf_counter() - t0)
+        stats.seconds = time.perf_counter() - t_all
+        return out, stats
+
+    @torch.inference_mode()
+    def _forward(
+        self, batch: Sequence[BuiltPrompt], grade_token_ids: Sequence[int], stats: ForwardStats
+    ) -> list[np.ndarray]:
+        lengths = [len(p.input_ids) for p in batch]
+        width = max(lengths)
+        ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        rows: list[list[int]] = []  # readout positions per row, in padded coordinates
+        for b, (p, n) in enumerate(zip(batch, lengths, strict=True)):
+            pad = width - n
+            ids[b, pad:] = torch.tensor(p.input_ids, dtype=torch.long)
+            mask[b, pad:] = 1
+            rows.append([pad + r for r in p.readout_positions])
+        position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+        kwargs: dict[str, Any] = {
+            "input_ids": ids.to(self.device),
+            "attention_mask": mask.to(self.device),
+            "position_ids": position_ids.to(self.device),
+            "use_cache": False,
+        }
+        keep = sorted({r for row in rows for r in row})
+        if self.supports_logits_to_keep:
+            kwargs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
+            column = {pos: j for j, pos in enumerate(keep)}
+        else:
+            column = {pos: pos for pos in keep}
+        logits = self.model(**kwargs).logits
+        stats.forward_passes += 1
+        stats.prompt_tokens += sum(lengths)
+        stats.padded_tokens += width * len(batch)
+        grade_idx = torch.tensor(list(grade_token_ids), dtype=torch.long, device=logits.device)
+        result = []
+        for b, row in enumerate(rows):
+            cols = torch.tensor([column[r] for r in row], dtype=torch.long, device=logits.device)
+            sel = logits[b].index_select(0, cols).index_select(-1, grade_idx).float()
+            result.append(torch.softmax(sel, dim=-1).double().cpu().numpy())
+        return result
+
+    def describe(self) -> dict[str, Any]:
+        import transformers
+
+        return {
+            "path": self.path,
+            "revision": self.revision,
+            "dtype": dtype_name(self.dtype),
+            "device": str(self.device),
+            "model_class": type(self.model).__name__,
+            "logits_to_keep": self.supports_logits_to_keep,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        }

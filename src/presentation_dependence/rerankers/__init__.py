@@ -1,0 +1,16 @@
+"""Rerankers. Importing this package registers every built-in reranker.
+
+A module registers its class with ``@RERANKERS.register()``; add the module to the imports
+below (or load your own with the config's ``plugins`` list).
+"""
+
+from presentation_dependence.rerankers import identity  # noqa: F401  (registers)
+from presentation_dependence.rerankers.base import (
+    RERANKERS,
+    Paradigm,
+    Reranker,
+    RerankerOptions,
+    build_reranker,
+)
+
+__all__ = ["RERANKERS", "Paradigm", "Reranker", "RerankerOptions", "build_reranker"]

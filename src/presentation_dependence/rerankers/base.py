@@ -1,0 +1,68 @@
+"""The reranker interface and its registry.
+
+A reranker is constructed from its own config dataclass and has one job::
+
+    result = reranker.rank(query, candidates)   # -> RankResult, input identity and order kept
+
+Every reranker module registers its class with ``@RERANKERS.register()`` and names its config
+dataclass in ``config_cls``; unknown config keys are errors. ``paradigm`` declares how the
+scores arise, which later analyses use (a pointwise scorer is order-free by construction).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.registry import Registry
+
+__all__ = ["RERANKERS", "Paradigm", "Reranker", "RerankerOptions", "build_reranker"]
+
+
+class Paradigm(str, enum.Enum):
+    """How a reranker's scores come about."""
+
+    IDENTITY = "identity"  # returns the first-stage order
+    POINTWISE = "pointwise"  # one candidate per forward pass: order-free by construction
+    LISTWISE_READOUT = "listwise-readout"  # B candidates per prompt, grades read at fixed slots
+    GENERATIVE_LISTWISE = "generative-listwise"  # the model writes a permutation
+    MITIGATION = "mitigation"  # wraps another reranker (BSC, CapCal, ...)
+
+
+@dataclass(frozen=True)
+class RerankerOptions:
+    """Options every reranker accepts. Subclass it to add a reranker's own fields."""
+
+    def __post_init__(self) -> None:  # noqa: B027 - subclasses validate here
+        pass
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """What the runners need from a reranker."""
+
+    paradigm: ClassVar[Paradigm]
+    config_cls: ClassVar[type[RerankerOptions]]
+
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        """Score ``candidates`` for ``query``; return every candidate, input order kept."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What provenance.json records about this reranker (model revision, dtype, ...)."""
+        ...
+
+
+RERANKERS: Registry[type[Reranker]] = Registry("reranker_class")
+
+
+def build_reranker(name: str, options: RerankerOptions | None = None) -> Reranker:
+    """Instantiate the reranker registered as ``name`` with its options."""
+    cls = RERANKERS.get(name)
+    opts = options if options is not None else cls.config_cls()
+    if not isinstance(opts, cls.config_cls):
+        raise TypeError(f"{name} takes {cls.config_cls.__name__}, got {type(opts).__name__}")
+    return cls(opts)  # type: ignore[call-arg]

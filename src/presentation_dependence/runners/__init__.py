@@ -1,0 +1,19 @@
+"""Runners: rerank a config's data into a run folder, evaluate it."""
+
+from presentation_dependence.runners.evaluation import EvalManager, evaluate_run
+from presentation_dependence.runners.experiment import (
+    ExperimentManager,
+    ExperimentSummary,
+    parse_shard,
+)
+from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
+
+__all__ = [
+    "EvalManager",
+    "ExperimentManager",
+    "ExperimentSummary",
+    "RunFolder",
+    "default_run_dir",
+    "evaluate_run",
+    "parse_shard",
+]

@@ -1,0 +1,98 @@
+"""EvalManager: pytrec_eval over a run folder's ``run.trec`` -> ``metrics.json``.
+
+Evaluation follows trec_eval: a query counts when it is both in the run and in the qrels; the
+mean is over those queries. Queries of the run without judgements are listed in
+``metrics.json`` under ``unjudged_queries``, never silently averaged as zeros.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytrec_eval
+import yaml
+
+from presentation_dependence.config import EvalConfig
+from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.errors import PresdepError
+from presentation_dependence.io.trec import read_qrels, read_run
+from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.records import Qrels, Run
+from presentation_dependence.runners.run_folder import METRICS, RunFolder
+
+__all__ = ["EvalManager", "evaluate_run"]
+
+log = logging.getLogger(__name__)
+
+
+def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]:
+    """pytrec_eval per query and the mean over judged queries, keyed by the configured names."""
+    names = eval_cfg.trec_eval_measures()
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels.to_dict(), set(names.values()), relevance_level=eval_cfg.relevance_level
+    )
+    raw = evaluator.evaluate(run.to_dict())
+    judged = [q for q in run.qids() if q in raw]
+    per_query = {q: {n: float(raw[q][t]) for n, t in names.items()} for q in judged}
+    mean = {
+        n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
+        for n in names
+    }
+    return {
+        "measures": names,
+        "relevance_level": eval_cfg.relevance_level,
+        "num_queries": len(judged),
+        "mean": mean,
+        "per_query": per_query,
+        "unjudged_queries": [q for q in run.qids() if q not in raw],
+    }
+
+
+class EvalManager:
+    """Evaluate the run in a run folder with the eval block of its resolved config."""
+
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        qrels_path: str | Path | None = None,
+        argv: Sequence[str] | None = None,
+    ) -> None:
+        self.folder = RunFolder(run_dir)
+        self.qrels_path = Path(qrels_path) if qrels_path is not None else None
+        self.argv = argv
+
+    def eval_config(self) -> EvalConfig:
+        raw = yaml.safe_load(self.folder.load_config_yaml()) or {}
+        return build_dataclass(EvalConfig, raw.get("eval", {}) or {}, "eval")
+
+    def evaluate(self) -> dict[str, Any]:
+        folder = self.folder
+        if not folder.run_file.exists():
+            raise PresdepError(
+                f"{folder.run_file} does not exist: the run is unfinished. "
+                "Rerun 'presdep run' with the same config and --run-dir to complete it."
+            )
+        qrels_path = self.qrels_path or folder.qrels_file
+        if not qrels_path.exists():
+            raise PresdepError(
+                f"no judgements: {qrels_path} is missing. Set data.qrels in the config or pass "
+                "--qrels PATH"
+            )
+        cfg = self.eval_config()
+        metrics = evaluate_run(read_run(folder.run_file), read_qrels(qrels_path), cfg)
+        folder.write_json(METRICS, metrics)
+        folder.append_provenance(
+            collect_provenance(argv=self.argv, extra={"phase": "eval", "qrels": str(qrels_path)})
+        )
+        log.info(
+            "%s over %d queries: %s",
+            folder.path,
+            metrics["num_queries"],
+            ", ".join(f"{k}={v:.4f}" for k, v in metrics["mean"].items()),
+        )
+        return metrics
