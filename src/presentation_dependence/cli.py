@@ -1,9 +1,9 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
-    presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
-    presdep eval --run-dir DIR [--qrels PATH]
-    presdep configs [--root configs/experiments]
-    presdep schema [--write PATH]
+presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
+presdep eval --run-dir DIR [--qrels PATH]
+presdep configs [--root configs/experiments]
+presdep schema [--write PATH]
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ def make_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="rerank a config's data into a run folder")
     r.add_argument("config", help="configs/experiments/<ID>.yaml")
     r.add_argument(
-        "--override", "-o", action="append", default=[], metavar="KEY=VALUE",
+        "--override",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="dotted override, value parsed as YAML (repeatable), e.g. data.top_k=20",
     )
     r.add_argument("--run-dir", help="run folder (default runs/<ID>/<timestamp>/); reuse to resume")
@@ -73,7 +77,9 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     summary = mgr.run()
     log.info(
         "%s: %d computed, %d reused, run %s",
-        summary.run_dir, summary.computed, summary.reused,
+        summary.run_dir,
+        summary.computed,
+        summary.reused,
         "complete" if summary.complete else "incomplete (other shards pending)",
     )
     if args.eval and summary.complete:

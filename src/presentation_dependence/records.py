@@ -103,7 +103,9 @@ class RerankRequest:
         seen: set[str] = set()
         for c in self.candidates:
             if c.docid in seen:
-                raise ValueError(f"duplicate docid {c.docid!r} in the candidates of query {self.query.qid!r}")
+                raise ValueError(
+                    f"duplicate docid {c.docid!r} in the candidates of query {self.query.qid!r}"
+                )
             seen.add(c.docid)
 
     def to_dict(self) -> dict[str, Any]:
@@ -241,7 +243,9 @@ class RankResult:
                 )
             )
         return cls(
-            query=Query.from_dict(d["query"]), items=tuple(items), details=dict(d.get("details", {}))
+            query=Query.from_dict(d["query"]),
+            items=tuple(items),
+            details=dict(d.get("details", {})),
         )
 
 

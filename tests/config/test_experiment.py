@@ -72,7 +72,7 @@ def test_unknown_reranker_suggests(tmp_path):
 
 
 def test_unknown_reranker_option(tmp_path):
-    with pytest.raises(ConfigError, match="reranker.batch_sise"):
+    with pytest.raises(ConfigError, match=r"reranker\.batch_sise"):
         load_experiment_config(write_cfg(tmp_path, BASE), ["reranker.batch_sise=2"], environ={})
 
 

@@ -62,7 +62,9 @@ def workdir(tmp_path, monkeypatch):
 def write_config(root: Path, reranker: dict, name: str = "exp") -> Path:
     body = {
         "description": "test",
-        "plugins": ["slow_plugin"] if reranker.get("reranker_class") == "SlowLoggingReranker" else [],
+        "plugins": ["slow_plugin"]
+        if reranker.get("reranker_class") == "SlowLoggingReranker"
+        else [],
         "reranker": reranker,
         "data": {"dataloader_class": "FixtureLoader", "path": str(root / "data" / "fixture.jsonl")},
         "eval": {"measures": ["ndcg@10", "map", "mrr"]},
@@ -151,8 +153,15 @@ def test_killed_run_resumes_to_identical_outputs(workdir):
     assert cli_main(["run", str(cfg_path), "--run-dir", str(workdir / "ref"), "--eval"]) == 0
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(workdir / "plugins"), *sys.path])}
-    cmd = [sys.executable, "-m", "presentation_dependence.cli", "run", str(cfg_path),
-           "--run-dir", str(workdir / "killed")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "presentation_dependence.cli",
+        "run",
+        str(cfg_path),
+        "--run-dir",
+        str(workdir / "killed"),
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=workdir, stderr=subprocess.DEVNULL)
     per_query = workdir / "killed" / "per_query_results"
     deadline = time.monotonic() + 120
@@ -178,8 +187,17 @@ def test_secrets_never_reach_the_run_folder(workdir, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", oa)
     cfg_path = write_config(workdir, {"reranker_class": "IdentityReranker"})
     # The user even pastes them into the command line: they must still not be written.
-    rc = cli_main(["run", str(cfg_path), "--run-dir", str(workdir / "run"), "--eval",
-                   "--override", f"description=leak {hf} {oa}"])
+    rc = cli_main(
+        [
+            "run",
+            str(cfg_path),
+            "--run-dir",
+            str(workdir / "run"),
+            "--eval",
+            "--override",
+            f"description=leak {hf} {oa}",
+        ]
+    )
     assert rc == 0
     files = [p for p in (workdir / "run").rglob("*") if p.is_file()]
     assert len(files) >= 6

@@ -23,11 +23,15 @@ class DataConfig:
 
     dataloader_class: str = field(
         default="FixtureLoader",
-        metadata={"help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader"},
+        metadata={
+            "help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader"
+        },
     )
     path: PathSpec = field(
         default=None,
-        metadata={"help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader) or BEIR folder (BeirLoader)"},
+        metadata={
+            "help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader) or BEIR folder (BeirLoader)"
+        },
     )
     run: PathSpec = field(
         default=None, metadata={"help": "First-stage TREC run (BeirLoader, TrecRunLoader)"}

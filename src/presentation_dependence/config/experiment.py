@@ -61,15 +61,19 @@ class RerankerConfig:
 class ExperimentConfig:
     """A whole experiment. The ID is the config file's stem and the run folder's key."""
 
-    id: str
-    description: str = ""
-    seed: int = field(default=0, metadata={"help": "Master seed; every random draw derives from it"})
+    id: str = field(metadata={"help": "The config file's stem (set automatically; may be omitted)"})
+    description: str = field(default="", metadata={"help": "One line shown by 'presdep configs'"})
+    seed: int = field(
+        default=0, metadata={"help": "Master seed; every random draw derives from it"}
+    )
     output_root: str = field(
         default="runs", metadata={"help": "Run folders go to <output_root>/<id>/<timestamp>/"}
     )
     plugins: list[str] = field(
         default_factory=list,
-        metadata={"help": "Python modules imported before the reranker is built (custom rerankers)"},
+        metadata={
+            "help": "Python modules imported before the reranker is built (custom rerankers)"
+        },
     )
     reranker: RerankerConfig = field(default_factory=RerankerConfig)
     data: DataConfig = field(default_factory=DataConfig)
@@ -171,13 +175,17 @@ def load_experiment_config(
     """Load ``path`` (safe YAML), apply environment then CLI overrides, validate strictly."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path} (list the configs with 'presdep configs')")
+        raise ConfigError(
+            f"config file not found: {path} (list the configs with 'presdep configs')"
+        )
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of blocks, got {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of blocks, got {type(raw).__name__}"
+        )
     raw = apply_overrides(raw, env_overrides(environ), "environment")
     raw = apply_overrides(raw, overrides, "--override")
     try:

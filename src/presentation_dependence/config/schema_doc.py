@@ -35,7 +35,8 @@ def _table(cls: type, skip: tuple[str, ...] = ()) -> str:
         if f.name in skip:
             continue
         help_ = f.metadata.get("help", "").replace("|", "\\|")
-        rows.append(f"| `{f.name}` | `{_type_str(hints[f.name])}` | `{_default(f)}` | {help_} |")
+        type_ = _type_str(hints[f.name]).replace("|", "\\|")
+        rows.append(f"| `{f.name}` | `{type_}` | `{_default(f)}` | {help_} |")
     return "\n".join(rows) + "\n"
 
 

@@ -36,7 +36,7 @@ class Paradigm(str, enum.Enum):
 class RerankerOptions:
     """Options every reranker accepts. Subclass it to add a reranker's own fields."""
 
-    def __post_init__(self) -> None:  # noqa: B027 - subclasses validate here
+    def __post_init__(self) -> None:
         pass
 
 

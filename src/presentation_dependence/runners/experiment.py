@@ -116,23 +116,31 @@ class ExperimentManager:
                     "phase": "run",
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
                     "reranker": describe,
-                    "queries": {"total": len(dataset.requests), "this_shard": len(mine),
-                                "reused": len(mine) - len(todo), "to_compute": len(todo)},
+                    "queries": {
+                        "total": len(dataset.requests),
+                        "this_shard": len(mine),
+                        "reused": len(mine) - len(todo),
+                        "to_compute": len(todo),
+                    },
                 },
             )
         )
         log.info(
             "%d queries in this shard: %d finished earlier, %d to rank",
-            len(mine), len(mine) - len(todo), len(todo),
+            len(mine),
+            len(mine) - len(todo),
+            len(todo),
         )
         for req in tqdm(todo, desc=f"rerank {self.cfg.id}", unit="query", disable=None):
             result = self.reranker.rank(req.query, req.candidates)
             self._check_result(req, result)
-            folder.write_json(folder.per_query_file(req.query.qid).relative_to(folder.path),
-                              result.to_dict())
+            folder.write_json(
+                folder.per_query_file(req.query.qid).relative_to(folder.path), result.to_dict()
+            )
         complete = self._write_run_if_complete(folder, dataset)
-        return ExperimentSummary(folder.path, len(dataset.requests), len(todo),
-                                 len(mine) - len(todo), complete)
+        return ExperimentSummary(
+            folder.path, len(dataset.requests), len(todo), len(mine) - len(todo), complete
+        )
 
     @staticmethod
     def _check_result(req: RerankRequest, result: RankResult) -> None:
@@ -164,8 +172,11 @@ class ExperimentManager:
         finished = folder.finished_qids()
         missing = [r.query.qid for r in dataset.requests if r.query.qid not in finished]
         if missing:
-            log.info("%d of %d queries still missing; run.trec is written once all are done",
-                     len(missing), len(dataset.requests))
+            log.info(
+                "%d of %d queries still missing; run.trec is written once all are done",
+                len(missing),
+                len(dataset.requests),
+            )
             return False
         results = [
             RankResult.from_dict(json.loads(folder.per_query_file(r.query.qid).read_text("utf-8")))

@@ -124,9 +124,7 @@ class RunFolder:
     def append_provenance(self, record: Mapping[str, Any]) -> None:
         """Append one invocation's record to ``provenance.json`` (atomic rewrite)."""
         p = self.path / PROVENANCE
-        data = (
-            json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
-        )
+        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
         data["invocations"].append(dict(record))
         self.write_json(PROVENANCE, data)
 

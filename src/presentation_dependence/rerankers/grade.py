@@ -1,0 +1,336 @@
+"""Expected-grade rerankers: read P(grade) at fixed answer slots, score E[g] (template pathc_grade_v1).
+
+A top-k list is scored in ceil(k/B) chunks of ``chunk_size`` B candidates, in the order the
+candidates are received (the first-stage order unless a caller permutes them on purpose, as
+the presentation-order experiments do); the last chunk may be shorter. Each chunk is one
+prompt; ``batch_size`` prompts share a forward pass. A candidate's score is its expected grade
+E[g] = sum_g g * P(g) on the absolute 0..3 scale, so chunks merge by score through
+:meth:`RankResult.from_scores` (ties -> first-stage rank, then input position). Nothing is
+generated, so nothing can fail to parse. ``docs/SCORING.md`` is the specification.
+
+The model loads on the first :meth:`GradeReranker.rank`, so constructing a reranker is cheap;
+loaded models are shared per (path, revision, dtype, device, trust_remote_code) in this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.prompt import PromptBuilder, get_template
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
+
+if TYPE_CHECKING:
+    from presentation_dependence.models.embedded import ResolvedModel
+    from presentation_dependence.readout.backend import TransformersBackend
+
+__all__ = [
+    "Gemma4GradeOptions",
+    "Gemma4GradeReranker",
+    "GradeReranker",
+    "GradeRerankerOptions",
+    "Granite41GradeOptions",
+    "Granite41GradeReranker",
+    "PointwiseGradeOptions",
+    "PointwiseGradeReranker",
+    "Qwen3InstructGradeOptions",
+    "Qwen3InstructGradeReranker",
+    "clear_model_cache",
+]
+
+logger = logging.getLogger(__name__)
+
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
+_DEVICES = ("auto", "cpu", "cuda")
+
+
+def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        none = " or null" if allow_none else ""
+        raise ConfigError(f"{name} must be an integer >= {minimum}{none}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class GradeRerankerOptions(RerankerOptions):
+    """Options of the expected-grade readout rerankers (see docs/SCORING.md)."""
+
+    model_name: str = "embedded:smollm2-135m-instruct"
+    revision: str | None = None
+    chunk_size: int = 20
+    batch_size: int = 1  # prompts per forward pass
+    max_passage_chars: int | None = 1200
+    max_prompt_tokens: int | None = None  # None: the model's context length
+    device: str = "auto"
+    dtype: str = "auto"
+    num_threads: int | None = None
+    one_at_a_time: bool = False
+    trust_remote_code: bool = False
+    template: str = "pathc_grade_v1"
+    grade_labels: tuple[str, ...] = ("0", "1", "2", "3")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model_name, str) or not self.model_name:
+            raise ConfigError(f"model_name must be a non-empty string, got {self.model_name!r}")
+        if self.revision is not None and not isinstance(self.revision, str):
+            raise ConfigError(f"revision must be a string or null, got {self.revision!r}")
+        _positive_int("chunk_size", self.chunk_size)
+        _positive_int("batch_size", self.batch_size)
+        _positive_int("max_passage_chars", self.max_passage_chars, allow_none=True)
+        _positive_int("max_prompt_tokens", self.max_prompt_tokens, allow_none=True, minimum=16)
+        _positive_int("num_threads", self.num_threads, allow_none=True)
+        if self.device not in _DEVICES and not str(self.device).startswith("cuda:"):
+            raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
+        if self.dtype not in _DTYPES:
+            raise ConfigError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        for flag in ("one_at_a_time", "trust_remote_code"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
+        template = get_template(self.template)
+        labels = self.grade_labels
+        if isinstance(labels, str) or not isinstance(labels, Sequence):
+            raise ConfigError(f"grade_labels must be a list of strings, got {labels!r}")
+        labels = tuple(labels)
+        object.__setattr__(self, "grade_labels", labels)  # a YAML list becomes a tuple
+        if len(labels) != template.num_grades:
+            raise ConfigError(
+                f"template {self.template!r} grades on {template.num_grades} levels; "
+                f"grade_labels has {len(labels)}: {labels!r}"
+            )
+        if not all(isinstance(lab, str) and lab for lab in labels) or len(set(labels)) != len(
+            labels
+        ):
+            raise ConfigError(f"grade_labels must be distinct non-empty strings, got {labels!r}")
+
+
+@dataclass(frozen=True)
+class Qwen3InstructGradeOptions(GradeRerankerOptions):
+    model_name: str = "Qwen/Qwen3-4B-Instruct-2507"
+
+
+@dataclass(frozen=True)
+class Gemma4GradeOptions(GradeRerankerOptions):
+    model_name: str = "google/gemma-4-E4B-it"
+
+
+@dataclass(frozen=True)
+class Granite41GradeOptions(GradeRerankerOptions):
+    model_name: str = "ibm-granite/granite-4.1-3b"
+
+
+@dataclass(frozen=True)
+class PointwiseGradeOptions(GradeRerankerOptions):
+    """The readout with one candidate per prompt (B = 1)."""
+
+    chunk_size: int = 1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.chunk_size != 1:
+            raise ConfigError(
+                f"PointwiseGradeReranker scores one candidate per prompt: chunk_size must be 1, "
+                f"got {self.chunk_size}. Fix: use GradeReranker for B > 1"
+            )
+
+
+# Loaded models, shared by every reranker in the process.
+_BACKENDS: dict[tuple[str, str | None, str, str, bool], TransformersBackend] = {}
+_LOCK = threading.Lock()
+
+
+def clear_model_cache() -> None:
+    """Forget every loaded model (tests, or to free memory)."""
+    with _LOCK:
+        _BACKENDS.clear()
+
+
+def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> TransformersBackend:
+    from presentation_dependence.readout.backend import (
+        TransformersBackend,
+        dtype_name,
+        resolve_device,
+        resolve_dtype,
+    )
+
+    device = resolve_device(opts.device)
+    dtype = dtype_name(resolve_dtype(opts.dtype, device))
+    key = (resolved.path, resolved.revision, dtype, str(device), opts.trust_remote_code)
+    with _LOCK:
+        backend = _BACKENDS.get(key)
+        if backend is None:
+            # An embedded model's revision names the GGUF it came from; the converted
+            # folder itself is loaded as a local path.
+            hub_revision = resolved.revision if resolved.source == "hub" else None
+            backend = TransformersBackend.load(
+                resolved.path,
+                revision=hub_revision,
+                dtype=dtype,
+                device=str(device),
+                trust_remote_code=opts.trust_remote_code,
+            )
+            backend.revision = resolved.revision
+            _BACKENDS[key] = backend
+        return backend
+
+
+@RERANKERS.register()
+class GradeReranker:
+    """Listwise expected-grade readout: B candidates per prompt, P(g) read at fixed slots."""
+
+    paradigm: ClassVar[Paradigm] = Paradigm.LISTWISE_READOUT
+    config_cls: ClassVar[type[RerankerOptions]] = GradeRerankerOptions
+    chat_template_kwargs: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, options: RerankerOptions | None = None) -> None:
+        opts = options if options is not None else self.config_cls()
+        if not isinstance(opts, GradeRerankerOptions):
+            raise TypeError(f"{type(self).__name__} takes GradeRerankerOptions, got {opts!r}")
+        self.options: GradeRerankerOptions = opts
+        self._resolved: ResolvedModel | None = None
+        self._backend: TransformersBackend | None = None
+        self._builder: PromptBuilder | None = None
+
+    # -- loading ---------------------------------------------------------------------------
+    def _ensure_loaded(self) -> tuple[TransformersBackend, PromptBuilder]:
+        if self._backend is None or self._builder is None:
+            from presentation_dependence.models.embedded import resolve_model
+
+            opts = self.options
+            self._resolved = resolve_model(opts.model_name, opts.revision)
+            self._backend = _load_backend(self._resolved, opts)
+            budget = opts.max_prompt_tokens or self._backend.max_context
+            self._builder = PromptBuilder(
+                self._backend.tokenizer,
+                get_template(opts.template),
+                opts.grade_labels,
+                max_passage_chars=opts.max_passage_chars,
+                max_prompt_tokens=budget,
+                chat_template_kwargs=self.chat_template_kwargs,
+            )
+        return self._backend, self._builder
+
+    @property
+    def batch_mode(self) -> str:
+        return "one_at_a_time" if self.options.one_at_a_time else "batched"
+
+    # -- scoring ---------------------------------------------------------------------------
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        opts = self.options
+        template = get_template(opts.template)
+        details: dict[str, Any] = {
+            "forward_passes": 0,
+            "prompt_tokens": 0,
+            "template": template.template_id,
+            "batch_mode": self.batch_mode,
+        }
+        if not candidates:
+            return RankResult.from_scores(query, candidates, [], details=details)
+        backend, builder = self._ensure_loaded()
+        b = opts.chunk_size
+        chunks = [list(candidates[i : i + b]) for i in range(0, len(candidates), b)]
+        prompts = [builder.build(query.text, [c.text for c in chunk]) for chunk in chunks]
+        probs, stats = backend.grade_probs(
+            prompts,
+            builder.grade_token_ids,
+            batch_size=opts.batch_size,
+            one_at_a_time=opts.one_at_a_time,
+            num_threads=opts.num_threads,
+        )
+        values = np.arange(template.num_grades, dtype=np.float64)
+        scores: list[float] = []
+        item_details: list[dict[str, Any]] = []
+        for c_idx, (chunk, p) in enumerate(zip(chunks, probs, strict=True)):
+            if p.shape != (len(chunk), template.num_grades):
+                raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
+            for slot, row in enumerate(p, start=1):
+                scores.append(float(row @ values))
+                item_details.append(
+                    {"grade_probs": [float(x) for x in row], "slot": slot, "chunk": c_idx}
+                )
+        details.update(
+            forward_passes=stats.forward_passes,
+            prompt_tokens=stats.prompt_tokens,
+            chunks=len(chunks),
+            token_truncated_passages=sum(pr.token_truncated for pr in prompts),
+        )
+        logger.debug(
+            "query %s: %d candidates, %d chunks, %d passes, %d tokens, %.2f s",
+            query.qid,
+            len(candidates),
+            len(chunks),
+            stats.forward_passes,
+            stats.prompt_tokens,
+            stats.seconds,
+        )
+        return RankResult.from_scores(
+            query, candidates, scores, item_details=item_details, details=details
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance: loads the model (once) so the resolved path and revision are exact."""
+        backend, builder = self._ensure_loaded()
+        assert self._resolved is not None
+        info = backend.describe()
+        return {
+            "reranker_class": type(self).__name__,
+            "paradigm": self.paradigm.value,
+            "model_name": self.options.model_name,
+            "resolved_path": self._resolved.path,
+            "model_source": self._resolved.source,
+            "revision": self._resolved.revision,
+            "dtype": info["dtype"],
+            "device": info["device"],
+            "batch_mode": self.batch_mode,
+            "template": self.options.template,
+            "filler": builder.filler,
+            "max_prompt_tokens": builder.max_prompt_tokens,
+            "chat_template_kwargs": dict(self.chat_template_kwargs),
+            "model_class": info["model_class"],
+            "logits_to_keep": info["logits_to_keep"],
+            "torch": info["torch"],
+            "transformers": info["transformers"],
+            "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.options).items()},
+        }
+
+
+@RERANKERS.register()
+class Qwen3InstructGradeReranker(GradeReranker):
+    """The readout on Qwen3 instruct models, rendered with ``enable_thinking=False``."""
+
+    config_cls: ClassVar[type[RerankerOptions]] = Qwen3InstructGradeOptions
+    chat_template_kwargs: ClassVar[Mapping[str, Any]] = {"enable_thinking": False}
+
+
+@RERANKERS.register()
+class Gemma4GradeReranker(GradeReranker):
+    """The readout on Gemma 4 instruction-tuned models (thinking off where the template asks)."""
+
+    config_cls: ClassVar[type[RerankerOptions]] = Gemma4GradeOptions
+    chat_template_kwargs: ClassVar[Mapping[str, Any]] = {"enable_thinking": False}
+
+
+@RERANKERS.register()
+class Granite41GradeReranker(GradeReranker):
+    """The readout on IBM Granite 4.1 instruct models."""
+
+    config_cls: ClassVar[type[RerankerOptions]] = Granite41GradeOptions
+
+
+@RERANKERS.register()
+class PointwiseGradeReranker(GradeReranker):
+    """The same skeleton with one candidate per prompt: order-free by construction.
+
+    With ``batch_size`` 1 (the default) or ``one_at_a_time`` a candidate's score depends on the
+    query and its own text only, bit for bit.
+    """
+
+    paradigm: ClassVar[Paradigm] = Paradigm.POINTWISE
+    config_cls: ClassVar[type[RerankerOptions]] = PointwiseGradeOptions
