@@ -101,7 +101,9 @@ def test_missing_folder(tmp_path: Path) -> None:
     ("name", "docs", "queries", "judgements"),
     [("beir-scifact", 5183, 300, 339), ("vaswani-npl/beir", 11429, 93, 2083)],
 )
-def test_real_folders(shared_data: Path, name: str, docs: int, queries: int, judgements: int) -> None:
+def test_real_folders(
+    shared_data: Path, name: str, docs: int, queries: int, judgements: int
+) -> None:
     folder = shared_data / name
     corpus = read_beir_corpus(folder)
     topics = read_beir_queries(folder)

@@ -69,5 +69,7 @@ def test_noveleval_corpus_matches_its_json(shared_data: Path) -> None:
     folder = shared_data / "noveleval"
     corpus = read_corpus(folder / "corpus.tsv")
     assert len(corpus) == 420
-    from_json = {c.docid: c.text for r in read_rankllm_json(folder / "data.json") for c in r.candidates}
+    from_json = {
+        c.docid: c.text for r in read_rankllm_json(folder / "data.json") for c in r.candidates
+    }
     assert corpus == from_json  # the 80 CSV-quoted passages are unquoted exactly

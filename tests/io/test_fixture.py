@@ -33,7 +33,11 @@ GOOD = {"qid": "q1", "query": "text", "candidates": [{"docid": "a", "text": "A"}
 def test_defaults(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
-        {"qid": 1, "query": "q", "candidates": [{"docid": "a", "text": "A"}, {"docid": 5, "text": ""}]},
+        {
+            "qid": 1,
+            "query": "q",
+            "candidates": [{"docid": "a", "text": "A"}, {"docid": 5, "text": ""}],
+        },
     )
     reqs, qrels = read_fixture(path)
     assert [(c.docid, c.rank) for c in reqs[0].candidates] == [("a", 1), ("5", 2)]
@@ -74,8 +78,12 @@ def test_malformed_json_line(tmp_path: Path) -> None:
 
 def test_non_integer_grade_rank_and_score(tmp_path: Path) -> None:
     _raises_at(_write(tmp_path, GOOD | {"qrels": {"a": 1.5}}), 1)
-    _raises_at(_write(tmp_path, GOOD | {"candidates": [{"docid": "a", "text": "", "rank": "1"}]}), 1)
-    _raises_at(_write(tmp_path, GOOD | {"candidates": [{"docid": "a", "text": "", "score": "x"}]}), 1)
+    _raises_at(
+        _write(tmp_path, GOOD | {"candidates": [{"docid": "a", "text": "", "rank": "1"}]}), 1
+    )
+    _raises_at(
+        _write(tmp_path, GOOD | {"candidates": [{"docid": "a", "text": "", "score": "x"}]}), 1
+    )
 
 
 def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:

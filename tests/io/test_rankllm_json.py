@@ -61,7 +61,8 @@ def test_duplicate_docid_names_the_hit_line(tmp_path: Path) -> None:
 
 def test_empty_query_names_the_entry_line(tmp_path: Path) -> None:
     path = _write(
-        tmp_path, [{"query": "ok", "hits": [_hit("a", 1)]}, {"query": " ", "hits": [_hit("b", 1, 8)]}]
+        tmp_path,
+        [{"query": "ok", "hits": [_hit("a", 1)]}, {"query": " ", "hits": [_hit("b", 1, 8)]}],
     )
     lines = path.read_text().splitlines()
     second = max(i for i, ln in enumerate(lines, start=1) if ln == "  {")

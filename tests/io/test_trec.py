@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +28,9 @@ def _file(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def _raises_at(path: Path, line: int | None, reader, *args, **kwargs) -> InputFormatError:
+def _raises_at(
+    path: Path, line: int | None, reader: Callable[..., object], *args: Any, **kwargs: Any
+) -> InputFormatError:
     with pytest.raises(InputFormatError) as e:
         reader(path, *args, **kwargs)
     assert e.value.line == line
@@ -61,7 +66,9 @@ def test_run_round_trip(tmp_path: Path) -> None:
     assert path.read_text().splitlines()[0] == "q2 Q0 d1 1 3.500000 t"
 
 
-def test_read_run_uses_trec_eval_order_and_renumbers(tmp_path: Path, caplog) -> None:
+def test_read_run_uses_trec_eval_order_and_renumbers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     # the rank column says a, b, c; trec_eval sorts by score desc, then docid desc.
     path = _file(tmp_path, "r.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 2.0 t\n\nq Q0 c 3 1.0 t\n")
     with caplog.at_level(logging.WARNING):
@@ -77,7 +84,7 @@ def test_tie_safe_write_keeps_rank_order(tmp_path: Path) -> None:
     assert [e.docid for e in back.entries["q"]] == ["a", "b", "c", "d"]
     scores = [e.score for e in back.entries["q"]]
     assert scores[0] == 1.0 and scores[-1] == 0.5  # untied scores are kept
-    assert all(x > y for x, y in zip(scores, scores[1:], strict=False))
+    assert all(x > y for x, y in itertools.pairwise(scores))
     unsafe = read_run(write_run(run, tmp_path / "unsafe.trec", tie_safe=False))
     assert [e.docid for e in unsafe.entries["q"]] == ["c", "b", "a", "d"]
 

@@ -95,7 +95,11 @@ class ExperimentManager:
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
-        if dataset.qrels is not None and not folder.qrels_file.exists():
+        if (
+            dataset.qrels is not None
+            and dataset.qrels.judgements
+            and not folder.qrels_file.exists()
+        ):
             write_qrels(dataset.qrels, folder.qrels_file)
         mine = [
             r
