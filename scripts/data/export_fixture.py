@@ -22,7 +22,11 @@ from presentation_dependence.io.fixture import write_fixture
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--loader", required=True, help="FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader")
+    p.add_argument(
+        "--loader",
+        required=True,
+        help="FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader",
+    )
     for key in ("path", "run", "corpus", "topics", "qrels"):
         p.add_argument(f"--{key}", help=f"the data block's '{key}'")
     p.add_argument("--split", default="test")
@@ -38,8 +42,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = logging.getLogger("export_fixture")
     try:
         cfg = DataConfig(
-            dataloader_class=args.loader, path=args.path, run=args.run, corpus=args.corpus,
-            topics=args.topics, qrels=args.qrels, split=args.split, top_k=args.top_k,
+            dataloader_class=args.loader,
+            path=args.path,
+            run=args.run,
+            corpus=args.corpus,
+            topics=args.topics,
+            qrels=args.qrels,
+            split=args.split,
+            top_k=args.top_k,
             max_queries=args.max_queries,
         )
         ds = load_dataset(cfg)
@@ -47,8 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PresdepError as e:
         log.error("%s", e)
         return 2
-    log.info("wrote %s: %d queries, %d candidates", args.out, len(ds.requests),
-             sum(len(r.candidates) for r in ds.requests))
+    log.info(
+        "wrote %s: %d queries, %d candidates",
+        args.out,
+        len(ds.requests),
+        sum(len(r.candidates) for r in ds.requests),
+    )
     return 0
 
 

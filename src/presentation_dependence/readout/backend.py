@@ -134,13 +134,13 @@ class TransformersBackend:
         tokenizer = AutoTokenizer.from_pretrained(
             path, revision=revision, trust_remote_code=trust_remote_code
         )
-        model = AutoModelForCausalLM.from_pretrained(
+        model: Any = AutoModelForCausalLM.from_pretrained(
             path, revision=revision, dtype=tdtype, trust_remote_code=trust_remote_code
         )
         model.to(dev)
         model.eval()
         logger.info(
-            "loaded %s (revision %s) as %s on %s in %.1f s",
+            "loaded %s (hub revision %s) as %s on %s in %.1f s",
             path,
             revision,
             dtype_name(tdtype),

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.registry import did_you_mean
@@ -143,7 +143,6 @@ class BuiltPrompt:
     grade_positions: tuple[int, ...]
     passages: tuple[str, ...]
     token_truncated: int = 0
-    meta: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def readout_positions(self) -> tuple[int, ...]:
@@ -281,12 +280,10 @@ class PromptBuilder:
 
     def _slot_error(
         self, slot: int, text: str, c: int, offsets: Sequence[Any] | None, ids: Sequence[int]
-    ) -> None:
+    ) -> NoReturn:
         covering = []
         if offsets is not None:
-            covering = [
-                t for t, (s, e) in enumerate(offsets) if s < c + len(self.filler) and e > c
-            ]
+            covering = [t for t, (s, e) in enumerate(offsets) if s < c + len(self.filler) and e > c]
         got = self._pieces([ids[t] for t in covering]) if covering else "(unknown split)"
         raise GradeLabelTokenizationError(
             f"grade label {self.filler!r} at slot [{slot}] is not a token of its own in "

@@ -4,6 +4,7 @@ A module registers its class with ``@RERANKERS.register()``; add the module to t
 below (or load your own with the config's ``plugins`` list).
 """
 
+import presentation_dependence.rerankers.grade  # noqa: F401  (registers)
 from presentation_dependence.rerankers import identity  # noqa: F401  (registers)
 from presentation_dependence.rerankers.base import (
     RERANKERS,

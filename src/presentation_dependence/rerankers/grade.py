@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -51,6 +51,11 @@ _DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICES = ("auto", "cpu", "cuda")
 
 
+def _opt(default: Any, help_: str) -> Any:
+    """A dataclass field with a default and the help text the config schema shows."""
+    return field(default=default, metadata={"help": help_})
+
+
 def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
     if value is None and allow_none:
         return
@@ -63,19 +68,26 @@ def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: i
 class GradeRerankerOptions(RerankerOptions):
     """Options of the expected-grade readout rerankers (see docs/SCORING.md)."""
 
-    model_name: str = "embedded:smollm2-135m-instruct"
-    revision: str | None = None
-    chunk_size: int = 20
-    batch_size: int = 1  # prompts per forward pass
-    max_passage_chars: int | None = 1200
-    max_prompt_tokens: int | None = None  # None: the model's context length
-    device: str = "auto"
-    dtype: str = "auto"
-    num_threads: int | None = None
-    one_at_a_time: bool = False
-    trust_remote_code: bool = False
-    template: str = "pathc_grade_v1"
-    grade_labels: tuple[str, ...] = ("0", "1", "2", "3")
+    model_name: str = _opt(
+        "embedded:smollm2-135m-instruct",
+        "`embedded:<name>`, a local model folder, or a hub name",
+    )
+    revision: str | None = _opt(None, "hub revision (commit, tag, branch); null = default")
+    chunk_size: int = _opt(20, "B: candidates per prompt (20 passages, 10 QA, 4 responses)")
+    batch_size: int = _opt(1, "prompts per forward pass (left-padded)")
+    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
+    max_prompt_tokens: int | None = _opt(None, "token budget; null = the model's context")
+    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str = _opt(
+        "auto", "auto (bfloat16 on GPU, CPU default on CPU), float32, bfloat16, float16"
+    )
+    num_threads: int | None = _opt(None, "torch.set_num_threads before each forward; null = leave")
+    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
+    trust_remote_code: bool = _opt(False, "allow model code from the hub")
+    template: str = _opt("pathc_grade_v1", "readout template id (docs/SCORING.md)")
+    grade_labels: tuple[str, ...] = _opt(
+        ("0", "1", "2", "3"), "the text of grades 0..3; each must be one token in context"
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_name, str) or not self.model_name:
@@ -113,24 +125,24 @@ class GradeRerankerOptions(RerankerOptions):
 
 @dataclass(frozen=True)
 class Qwen3InstructGradeOptions(GradeRerankerOptions):
-    model_name: str = "Qwen/Qwen3-4B-Instruct-2507"
+    model_name: str = _opt("Qwen/Qwen3-4B-Instruct-2507", "a Qwen3 instruct model")
 
 
 @dataclass(frozen=True)
 class Gemma4GradeOptions(GradeRerankerOptions):
-    model_name: str = "google/gemma-4-E4B-it"
+    model_name: str = _opt("google/gemma-4-E4B-it", "a Gemma 4 instruction-tuned model")
 
 
 @dataclass(frozen=True)
 class Granite41GradeOptions(GradeRerankerOptions):
-    model_name: str = "ibm-granite/granite-4.1-3b"
+    model_name: str = _opt("ibm-granite/granite-4.1-3b", "a Granite 4.1 instruct model")
 
 
 @dataclass(frozen=True)
 class PointwiseGradeOptions(GradeRerankerOptions):
     """The readout with one candidate per prompt (B = 1)."""
 
-    chunk_size: int = 1
+    chunk_size: int = _opt(1, "must be 1: one candidate per prompt")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -297,7 +309,9 @@ class GradeReranker:
             "logits_to_keep": info["logits_to_keep"],
             "torch": info["torch"],
             "transformers": info["transformers"],
-            "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.options).items()},
+            "options": {
+                k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.options).items()
+            },
         }
 
 

@@ -1,0 +1,80 @@
+"""Benchmarks: ``uv run poe bench`` -> bench/results.json and docs/BENCHMARKS.md.
+
+Measures the readout's documents per second (listwise B=20 vs pointwise B=1, same model and
+documents) and its achieved FLOP/s against a dense matmul, in float32 and bfloat16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from presentation_dependence.bench.readout import run_readout_benchmark
+from presentation_dependence.bench.report import benchmarks_markdown
+from presentation_dependence.config import DataConfig
+from presentation_dependence.data import load_dataset
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.provenance import git_state, package_versions
+
+DL19 = "../shared/data/trec-dl19-passage/bm25_top100_dl19.json"
+NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--model", default="embedded:smollm2-135m-instruct")
+    p.add_argument("--queries", type=int, default=3, help="queries (x 20 documents) to score")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    p.add_argument("--out", default="bench/results.json")
+    p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if Path(DL19).exists():
+        cfg = DataConfig(
+            dataloader_class="RankLLMJsonLoader", path=DL19, top_k=20, max_queries=args.queries
+        )
+        data = "TREC DL19 passage, BM25 top-20"
+    else:
+        cfg = DataConfig(
+            dataloader_class="FixtureLoader", path=NOVELEVAL, top_k=20, max_queries=args.queries
+        )
+        data = "NovelEval (committed fixture)"
+    requests = load_dataset(cfg).requests
+    readout = run_readout_benchmark(requests, model_name=args.model, dtypes=args.dtypes)
+    for d in readout["by_dtype"].values():
+        for part in ("listwise", "pointwise"):
+            d[part].pop("scores", None)
+    results = {
+        "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
+        f"torch {torch.__version__}",
+        "git": git_state(),
+        "packages": package_versions(),
+        "data": data,
+        "readout": readout,
+    }
+    atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")
+    logging.getLogger("bench").info("wrote %s", args.out)
+    if args.doc:
+        atomic_write_text(args.doc, benchmarks_markdown(results))
+        logging.getLogger("bench").info("wrote %s", args.doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The expected-grade rerankers on a tiny random model: chunking, merging, pointwise, options."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.models.embedded import load_embedded_tokenizer, resolve_model
+from presentation_dependence.readout.prompt import GradeLabelTokenizationError
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker
+from presentation_dependence.rerankers.grade import (
+    GradeReranker,
+    GradeRerankerOptions,
+    PointwiseGradeOptions,
+    PointwiseGradeReranker,
+    Qwen3InstructGradeOptions,
+    Qwen3InstructGradeReranker,
+    clear_model_cache,
+)
+
+logger = logging.getLogger(__name__)
+
+QUERY = Query("q1", "how long is the life cycle of a flea")
+WORDS = [
+    *("flea", "egg", "larva", "pupa", "host", "cat", "dog"),
+    *("year", "day", "week", "life", "cycle", "blood", "jump"),
+]
+
+
+def make_tiny_model(out_dir: Path) -> Path:
+    """A 2-layer random Llama with the SmolLM2 tokenizer, saved so it loads by path."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = load_embedded_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        initializer_range=0.3,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(make_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
+
+
+def candidates(n: int, seed: int = 0) -> list[Candidate]:
+    rng = random.Random(seed)
+    return [
+        Candidate(f"d{i}", " ".join(rng.choices(WORDS, k=rng.randint(5, 25))), rank=i + 1)
+        for i in range(n)
+    ]
+
+
+def opts(tiny: str, **kw: object) -> GradeRerankerOptions:
+    kw.setdefault("device", "cpu")
+    kw.setdefault("dtype", "float32")
+    return GradeRerankerOptions(model_name=tiny, **kw)  # type: ignore[arg-type]
+
+
+def test_registered_and_cheap_to_construct() -> None:
+    for name in (
+        "GradeReranker",
+        "PointwiseGradeReranker",
+        "Qwen3InstructGradeReranker",
+        "Gemma4GradeReranker",
+        "Granite41GradeReranker",
+    ):
+        assert name in RERANKERS
+    r = build_reranker("Qwen3InstructGradeReranker")
+    assert isinstance(r, Qwen3InstructGradeReranker)
+    assert r.options.model_name == "Qwen/Qwen3-4B-Instruct-2507"
+    assert r.chat_template_kwargs == {"enable_thinking": False}
+    assert r._backend is None  # nothing loaded until rank()
+    assert GradeReranker.paradigm is Paradigm.LISTWISE_READOUT
+    assert PointwiseGradeReranker.paradigm is Paradigm.POINTWISE
+    with pytest.raises(TypeError):
+        build_reranker("Qwen3InstructGradeReranker", GradeRerankerOptions())
+    assert isinstance(Qwen3InstructGradeOptions(), GradeRerankerOptions)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"batch_size": True}, "batch_size"),
+        ({"max_prompt_tokens": 8}, "max_prompt_tokens"),
+        ({"dtype": "fp16"}, "dtype"),
+        ({"device": "tpu"}, "device"),
+        ({"template": "pathc_grade"}, "Did you mean 'pathc_grade_v1'"),
+        ({"grade_labels": ("0", "1", "2")}, "4 levels"),
+        ({"grade_labels": ("0", "1", "1", "3")}, "distinct"),
+        ({"one_at_a_time": "yes"}, "one_at_a_time"),
+    ],
+)
+def test_options_are_validated(kw: dict[str, object], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        GradeRerankerOptions(**kw)  # type: ignore[arg-type]
+
+
+def test_options_take_a_yaml_list_and_pointwise_needs_b1() -> None:
+    assert GradeRerankerOptions(grade_labels=["0", "1", "2", "3"]).grade_labels == (  # type: ignore[arg-type]
+        "0",
+        "1",
+        "2",
+        "3",
+    )
+    assert PointwiseGradeOptions().chunk_size == 1
+    with pytest.raises(ConfigError, match="chunk_size must be 1"):
+        PointwiseGradeOptions(chunk_size=20)
+
+
+def test_unknown_embedded_model_suggests_the_known_one() -> None:
+    with pytest.raises(ConfigError, match="Did you mean 'embedded:smollm2-135m-instruct'"):
+        resolve_model("embedded:smollm2-135m")
+    with pytest.raises(RegistryError):
+        build_reranker("GradeRerankr")
+
+
+def test_chunking_45_at_b20(tiny: str) -> None:
+    cands = candidates(45)
+    res = GradeReranker(opts(tiny, chunk_size=20)).rank(QUERY, cands)
+    assert isinstance(res, RankResult)
+    assert [it.candidate.docid for it in res.items] == [c.docid for c in cands]
+    chunks = [it.details["chunk"] for it in res.items]
+    assert [chunks.count(k) for k in range(3)] == [20, 20, 5]
+    assert [it.details["slot"] for it in res.items] == [*range(1, 21), *range(1, 21), *range(1, 6)]
+    assert res.details["forward_passes"] == 3
+    assert res.details["template"] == "pathc_grade_v1"
+    assert res.details["batch_mode"] == "batched"
+    assert res.details["prompt_tokens"] > 0
+    for it in res.items:
+        p = np.array(it.details["grade_probs"])
+        assert p.shape == (4,) and abs(p.sum() - 1) < 1e-6
+        assert 0.0 <= it.score <= 3.0
+        assert it.score == pytest.approx(float(p @ np.arange(4)))
+    # chunks merge by score; ties fall back to the first-stage rank
+    ranked = res.ranked()
+    assert all(a.score >= b.score for a, b in itertools.pairwise(ranked))
+
+
+def test_batched_and_one_at_a_time_agree(tiny: str) -> None:
+    cands = candidates(45, seed=1)
+    single = GradeReranker(opts(tiny, one_at_a_time=True)).rank(QUERY, cands)
+    batched = GradeReranker(opts(tiny, batch_size=3)).rank(QUERY, cands)
+    assert single.details["batch_mode"] == "one_at_a_time"
+    assert single.details["forward_passes"] == 3 and batched.details["forward_passes"] == 1
+    diff = max(abs(a.score - b.score) for a, b in zip(single.items, batched.items, strict=True))
+    logger.info("45 candidates, B=20: batched vs one-at-a-time max |dE[g]| = %.3g", diff)
+    assert diff < 1e-4
+
+
+def test_rerun_is_deterministic(tiny: str) -> None:
+    cands = candidates(25, seed=2)
+    a = GradeReranker(opts(tiny, chunk_size=10)).rank(QUERY, cands)
+    b = GradeReranker(opts(tiny, chunk_size=10)).rank(QUERY, cands)
+    assert [x.score for x in a.items] == [y.score for y in b.items]
+    assert [x.rank for x in a.items] == [y.rank for y in b.items]
+
+
+def test_listwise_scores_depend_on_order_pointwise_do_not(tiny: str) -> None:
+    cands = candidates(12, seed=3)
+    shuffled = cands[::-1]
+    pw = PointwiseGradeReranker(PointwiseGradeOptions(model_name=tiny, device="cpu"))
+    a = {it.candidate.docid: it.score for it in pw.rank(QUERY, cands).items}
+    res = pw.rank(QUERY, shuffled)
+    b = {it.candidate.docid: it.score for it in res.items}
+    assert a == b  # bit for bit: each prompt holds one candidate
+    assert res.details["forward_passes"] == 12
+    assert {it.details["slot"] for it in res.items} == {1}
+    lw = GradeReranker(opts(tiny, chunk_size=12))
+    c = {it.candidate.docid: it.score for it in lw.rank(QUERY, cands).items}
+    d = {it.candidate.docid: it.score for it in lw.rank(QUERY, shuffled).items}
+    assert c != d  # a listwise prompt sees its neighbours and its slot
+
+
+def test_models_are_shared_and_described(tiny: str) -> None:
+    clear_model_cache()
+    r1, r2 = GradeReranker(opts(tiny)), GradeReranker(opts(tiny, chunk_size=5))
+    r1.rank(QUERY, candidates(3))
+    r2.rank(QUERY, candidates(3))
+    assert r1._backend is r2._backend
+    info = r1.describe()
+    for key in ("model_name", "resolved_path", "revision", "dtype", "device", "batch_mode"):
+        assert key in info
+    assert info["template"] == "pathc_grade_v1" and info["dtype"] == "float32"
+    assert info["torch"] and info["transformers"] and info["model_source"] == "local"
+
+
+def test_empty_list_and_bad_labels(tiny: str) -> None:
+    res = GradeReranker(opts(tiny)).rank(QUERY, [])
+    assert res.items == () and res.details["forward_passes"] == 0
+    bad = GradeReranker(opts(tiny, grade_labels=("10", "11", "12", "13")))
+    with pytest.raises(GradeLabelTokenizationError, match="'10'"):
+        bad.rank(QUERY, candidates(3))
