@@ -56,6 +56,16 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--shard", help="k/n: rank only queries i with i %% n == k (0-based)")
     r.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
 
+    ps = sub.add_parser("psi", help="re-score under M presentations -> psi/psi_metrics.json")
+    ps.add_argument("config", help="configs/experiments/<ID>.yaml (its robustness block)")
+    ps.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    ps.add_argument("--run-dir", required=True, help="run folder (shared with 'presdep run')")
+    ps.add_argument("--shard", help="k/n: score only queries i with i %% n == k (0-based)")
+    ps.add_argument(
+        "--from-scores", action="store_true",
+        help="recompute the metrics from psi/grade_distributions.npz (no model call)",
+    )
+
     e = sub.add_parser("eval", help="pytrec_eval over a run folder -> metrics.json")
     e.add_argument("--run-dir", required=True)
     e.add_argument("--qrels", help="qrels file (default: the run folder's qrels.txt)")
@@ -84,6 +94,26 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
     if args.eval and summary.complete:
         EvalManager(summary.run_dir, argv=argv).evaluate()
+    return EXIT_OK
+
+
+def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config import load_experiment_config
+    from presentation_dependence.robustness.runner import PSIRunner
+    from presentation_dependence.runners import parse_shard
+
+    cfg = load_experiment_config(args.config, args.override)
+    runner = PSIRunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    metrics = runner.run(from_scores=args.from_scores)
+    if metrics is not None:
+        for var, block in metrics["variants"].items():
+            s = block["summary"]
+            log.info(
+                "%s: tau-PSI %.3f [%.3f, %.3f], nDCG@%d mean %.3f, jaccard@top-k %s",
+                var, s["tau_psi"]["mean"], s["tau_psi"]["ci_low"], s["tau_psi"]["ci_high"],
+                metrics["ndcg_k"], s["ndcg_mean"]["mean"],
+                f"{s['jaccard_topk']['mean']:.3f}" if "jaccard_topk" in s else "n/a",
+            )
     return EXIT_OK
 
 
@@ -126,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args, full_argv)
+        if args.command == "psi":
+            return _cmd_psi(args, full_argv)
         if args.command == "eval":
             return _cmd_eval(args, full_argv)
         if args.command == "configs":

@@ -32,35 +32,9 @@ TEXTS = [
 ]
 
 
-def make_tiny_model(out_dir: Path) -> Path:
-    """A 2-layer random Llama with the SmolLM2 tokenizer, saved so it loads by path."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tok = load_embedded_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        initializer_range=0.3,  # spread-out grade distributions, so differences show
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
-
-
 @pytest.fixture(scope="module")
-def backend(tmp_path_factory: pytest.TempPathFactory) -> TransformersBackend:
-    path = make_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
-    return TransformersBackend.load(str(path), dtype="float32", device="cpu")
+def backend(tiny_model: str) -> TransformersBackend:
+    return TransformersBackend.load(tiny_model, dtype="float32", device="cpu")
 
 
 @pytest.fixture(scope="module")

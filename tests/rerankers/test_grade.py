@@ -35,34 +35,9 @@ WORDS = [
 ]
 
 
-def make_tiny_model(out_dir: Path) -> Path:
-    """A 2-layer random Llama with the SmolLM2 tokenizer, saved so it loads by path."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tok = load_embedded_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        initializer_range=0.3,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
-
-
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(make_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
+def tiny(tiny_model: str) -> str:
+    return tiny_model
 
 
 def candidates(n: int, seed: int = 0) -> list[Candidate]:
@@ -214,3 +189,46 @@ def test_empty_list_and_bad_labels(tiny: str) -> None:
     bad = GradeReranker(opts(tiny, grade_labels=("10", "11", "12", "13")))
     with pytest.raises(GradeLabelTokenizationError, match="'10'"):
         bad.rank(QUERY, candidates(3))
+
+
+# -- placement ------------------------------------------------------------------------------
+
+
+def test_round_robin_placement_45_at_b20(tiny: str) -> None:
+    cands = candidates(45)
+    res = GradeReranker(opts(tiny, chunk_size=20, placement="round_robin")).rank(QUERY, cands)
+    assert [it.candidate.docid for it in res.items] == [c.docid for c in cands]
+    assert res.details["chunks"] == 3 and res.details["forward_passes"] == 3
+    chunks = [it.details["chunk"] for it in res.items]
+    assert chunks == [i % 3 for i in range(45)]
+    assert [chunks.count(k) for k in range(3)] == [15, 15, 15]
+    assert [it.details["slot"] for it in res.items] == [i // 3 + 1 for i in range(45)]
+    # each chunk is the prompt that GradeReranker builds for its members in input order
+    one = GradeReranker(opts(tiny, chunk_size=15))
+    for k in range(3):
+        sub = one.rank(QUERY, cands[k::3])
+        assert [it.score for it in sub.items] == pytest.approx(
+            [it.score for it in res.items[k::3]], abs=1e-9
+        )
+
+
+def test_round_robin_chunk_sizes_never_exceed_b() -> None:
+    r = GradeReranker(GradeRerankerOptions(chunk_size=20, placement="round_robin"))
+    for n in (1, 19, 20, 21, 41, 45, 100):
+        groups = r._chunk_indices(n)
+        assert len(groups) == -(-n // 20)
+        assert sorted(i for g in groups for i in g) == list(range(n))
+        assert max(len(g) for g in groups) <= 20
+        assert max(len(g) for g in groups) - min(len(g) for g in groups) <= 1
+
+
+def test_sequential_placement_is_the_default_and_unchanged(tiny: str) -> None:
+    assert GradeRerankerOptions().placement == "sequential"
+    cands = candidates(45)
+    default = GradeReranker(opts(tiny, chunk_size=20)).rank(QUERY, cands)
+    seq = GradeReranker(opts(tiny, chunk_size=20, placement="sequential")).rank(QUERY, cands)
+    assert [it.score for it in default.items] == [it.score for it in seq.items]
+    assert [it.details["chunk"] for it in seq.items] == [i // 20 for i in range(45)]
+    assert [it.details["slot"] for it in seq.items] == [i % 20 + 1 for i in range(45)]
+    with pytest.raises(ConfigError, match="placement"):
+        GradeRerankerOptions(placement="interleaved")  # type: ignore[arg-type]

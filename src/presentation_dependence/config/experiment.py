@@ -24,6 +24,7 @@ from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.eval_config import EvalConfig
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.rerankers import RERANKERS, RerankerOptions
+from presentation_dependence.robustness.config import RobustnessConfig
 
 __all__ = [
     "ENV_PREFIX",
@@ -78,6 +79,7 @@ class ExperimentConfig:
     reranker: RerankerConfig = field(default_factory=RerankerConfig)
     data: DataConfig = field(default_factory=DataConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    robustness: RobustnessConfig = field(default_factory=RobustnessConfig)
 
     def __post_init__(self) -> None:
         if not self.id or "/" in self.id or self.id.startswith("."):

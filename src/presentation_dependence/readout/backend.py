@@ -38,9 +38,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# ``dtype: auto`` on CPU. float32 until the CPU benchmark (docs/SCORING.md) settles it:
-# bfloat16 is 2-3x faster on CPU and moved expected grades by at most ~0.05 in MACHINE-NOTES.
-CPU_DEFAULT_DTYPE: Final[str] = "float32"
+# ``dtype: auto`` on CPU, chosen from `poe bench` (docs/BENCHMARKS.md): on the embedded model
+# bfloat16 scored 2.0x the documents per second of float32 with expected grades within 0.06
+# (3 DL19 queries, B=20), and one-prompt-per-pass bfloat16 scoring is bitwise reproducible.
+# Padded batches in bfloat16 are not (up to 0.07 apart), hence batch_size 1 by default.
+CPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
 GPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
 
 DTYPES: Final[dict[str, torch.dtype]] = {

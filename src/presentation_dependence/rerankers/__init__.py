@@ -5,7 +5,11 @@ below (or load your own with the config's ``plugins`` list).
 """
 
 import presentation_dependence.rerankers.grade  # noqa: F401  (registers)
-from presentation_dependence.rerankers import identity  # noqa: F401  (registers)
+from presentation_dependence.rerankers import (
+    capcal,  # noqa: F401  (registers)
+    identity,  # noqa: F401  (registers)
+    self_consistency,  # noqa: F401  (registers)
+)
 from presentation_dependence.rerankers.base import (
     RERANKERS,
     Paradigm,

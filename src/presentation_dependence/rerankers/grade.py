@@ -18,7 +18,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICES = ("auto", "cpu", "cuda")
+_PLACEMENTS = ("sequential", "round_robin")
 
 
 def _opt(default: Any, help_: str) -> Any:
@@ -88,6 +89,11 @@ class GradeRerankerOptions(RerankerOptions):
     grade_labels: tuple[str, ...] = _opt(
         ("0", "1", "2", "3"), "the text of grades 0..3; each must be one token in context"
     )
+    placement: Literal["sequential", "round_robin"] = _opt(
+        "sequential",
+        "how candidates fill chunks: sequential (chunk c = input positions cB..cB+B-1) or "
+        "round_robin (C = ceil(n/B) chunks, input position i -> chunk i mod C)",
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_name, str) or not self.model_name:
@@ -103,6 +109,8 @@ class GradeRerankerOptions(RerankerOptions):
             raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
         if self.dtype not in _DTYPES:
             raise ConfigError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        if self.placement not in _PLACEMENTS:
+            raise ConfigError(f"placement must be one of {_PLACEMENTS}, got {self.placement!r}")
         for flag in ("one_at_a_time", "trust_remote_code"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
@@ -234,6 +242,19 @@ class GradeReranker:
         return "one_at_a_time" if self.options.one_at_a_time else "batched"
 
     # -- scoring ---------------------------------------------------------------------------
+    def _chunk_indices(self, n: int) -> list[list[int]]:
+        """The input positions each chunk holds, in slot order (``placement``, docs/SCORING.md).
+
+        sequential: chunk c holds positions [cB, (c+1)B). round_robin: with C = ceil(n/B)
+        chunks, position i goes to chunk i mod C (slot i // C + 1), so every chunk mixes
+        first-stage ranks; chunk sizes differ by at most one and never exceed B.
+        """
+        b = self.options.chunk_size
+        if self.options.placement == "round_robin":
+            c = -(-n // b)
+            return [list(range(k, n, c)) for k in range(c)]
+        return [list(range(i, min(i + b, n))) for i in range(0, n, b)]
+
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.options
         template = get_template(opts.template)
@@ -246,8 +267,8 @@ class GradeReranker:
         if not candidates:
             return RankResult.from_scores(query, candidates, [], details=details)
         backend, builder = self._ensure_loaded()
-        b = opts.chunk_size
-        chunks = [list(candidates[i : i + b]) for i in range(0, len(candidates), b)]
+        groups = self._chunk_indices(len(candidates))
+        chunks = [[candidates[i] for i in group] for group in groups]
         prompts = [builder.build(query.text, [c.text for c in chunk]) for chunk in chunks]
         probs, stats = backend.grade_probs(
             prompts,
@@ -257,16 +278,18 @@ class GradeReranker:
             num_threads=opts.num_threads,
         )
         values = np.arange(template.num_grades, dtype=np.float64)
-        scores: list[float] = []
-        item_details: list[dict[str, Any]] = []
-        for c_idx, (chunk, p) in enumerate(zip(chunks, probs, strict=True)):
-            if p.shape != (len(chunk), template.num_grades):
+        scores = np.zeros(len(candidates), dtype=np.float64)
+        item_details: list[dict[str, Any]] = [{} for _ in candidates]
+        for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
+            if p.shape != (len(group), template.num_grades):
                 raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
-            for slot, row in enumerate(p, start=1):
-                scores.append(float(row @ values))
-                item_details.append(
-                    {"grade_probs": [float(x) for x in row], "slot": slot, "chunk": c_idx}
-                )
+            for slot, (i, row) in enumerate(zip(group, p, strict=True), start=1):
+                scores[i] = float(row @ values)
+                item_details[i] = {
+                    "grade_probs": [float(x) for x in row],
+                    "slot": slot,
+                    "chunk": c_idx,
+                }
         details.update(
             forward_passes=stats.forward_passes,
             prompt_tokens=stats.prompt_tokens,

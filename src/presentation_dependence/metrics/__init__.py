@@ -1,0 +1,65 @@
+"""Metrics as pure functions over numpy arrays: ranking quality, order instability, decision
+flips, and the bootstrap/permutation statistics to report them with.
+
+Each function states its formula, source and tie rule in its docstring; ``docs/EVAL-PROTOCOL.md``
+("Order-instability metrics") collects them. Score matrices are (M presentations, n candidates)
+with columns aligned by candidate, never by slot.
+"""
+
+from presentation_dependence.metrics.decisions import (
+    answer_flip,
+    flip_rate,
+    jaccard,
+    mean_pairwise_jaccard,
+    normalize_answer,
+    pair_flip_rate,
+    retained_set,
+    retained_set_changed,
+)
+from presentation_dependence.metrics.order import (
+    delta_ndcg,
+    kendall_tau_b,
+    mean_pairwise_tau,
+    rank_variance,
+    score_variance,
+    tau_psi,
+    zeng_psi,
+    zeng_psi_corpus,
+)
+from presentation_dependence.metrics.ranking import (
+    ndcg_at_k,
+    ndcg_per_presentation,
+    ranks_from_scores,
+)
+from presentation_dependence.metrics.stats import (
+    bootstrap_ci,
+    mean_with_ci,
+    paired_bootstrap,
+    paired_permutation_test,
+)
+
+__all__ = [
+    "answer_flip",
+    "bootstrap_ci",
+    "delta_ndcg",
+    "flip_rate",
+    "jaccard",
+    "kendall_tau_b",
+    "mean_pairwise_jaccard",
+    "mean_pairwise_tau",
+    "mean_with_ci",
+    "ndcg_at_k",
+    "ndcg_per_presentation",
+    "normalize_answer",
+    "pair_flip_rate",
+    "paired_bootstrap",
+    "paired_permutation_test",
+    "rank_variance",
+    "ranks_from_scores",
+    "retained_set",
+    "retained_set_changed",
+    "score_variance",
+    "tau_psi",
+    "zeng_psi",
+    "zeng_psi_corpus",
+]

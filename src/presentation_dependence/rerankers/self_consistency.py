@@ -1,0 +1,213 @@
+"""BatchedSelfConsistencyReranker: average a base reranker over K random presentation orders.
+
+Batched self-consistency (compare permutation self-consistency, Tang et al. 2024, and
+"batched self-consistency", EMNLP 2025): for each query draw K permutations of the candidates,
+score every presentation with the base reranker (``base``, any registered reranker block), and
+give each candidate the mean of its K scores, aligned by candidate (input position), not by
+slot. Expected-grade scores are absolute, so averaging them is meaningful; the spread of a
+candidate's K scores is kept as ``score_std``.
+
+The permutations come from ``numpy.random.default_rng([seed, crc32(qid)])``: they depend on the
+seed, the query id and the number of candidates only, so a query gets the same presentations
+whatever order or shard it is processed in. They permute *input positions*: a caller that
+permutes the input on purpose gets different presented lists, as it should.
+
+Identical presentations (possible for short lists) are scored once and counted with their
+multiplicity, so ``forward_passes``/``prompt_tokens`` are what was actually run: K times the
+base's cost whenever the K draws are distinct.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.rerankers.base import (
+    RERANKERS,
+    Paradigm,
+    Reranker,
+    RerankerOptions,
+    build_reranker,
+)
+
+__all__ = ["BatchedSelfConsistencyOptions", "BatchedSelfConsistencyReranker", "presentations"]
+
+
+def _default_base() -> dict[str, Any]:
+    return {"reranker_class": "GradeReranker"}
+
+
+def _normalise_base(raw: Any) -> dict[str, Any]:
+    """Validate a reranker block; return it as a plain dict with every default filled in."""
+    # config.experiment imports the rerankers package: import it lazily to avoid a cycle.
+    from presentation_dependence.config.experiment import RerankerConfig
+
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"base: expected a reranker block (a mapping), got {raw!r}")
+    if "reranker_class" not in raw:
+        raise ConfigError("base: the reranker block needs reranker_class (e.g. GradeReranker)")
+    try:
+        return RerankerConfig.from_raw(raw).to_plain()
+    except RegistryError as e:
+        raise ConfigError(f"base: {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"base: {e}") from None
+
+
+def presentations(
+    n: int, qid: str, *, num_orders: int, seed: int, include_given_order: bool = False
+) -> list[list[int]]:
+    """The K presentation orders of a query's ``n`` candidates, as lists of input positions.
+
+    With ``include_given_order`` the first is the given order and K - 1 are random; the random
+    ones are the first draws of the same stream either way.
+    """
+    rng = np.random.default_rng([seed, zlib.crc32(qid.encode("utf-8"))])
+    out: list[list[int]] = [list(range(n))] if include_given_order else []
+    while len(out) < num_orders:
+        out.append([int(i) for i in rng.permutation(n)])
+    return out
+
+
+@dataclass(frozen=True)
+class BatchedSelfConsistencyOptions(RerankerOptions):
+    """Options of batched self-consistency (see self_consistency.py)."""
+
+    base: dict[str, Any] = field(
+        default_factory=_default_base,
+        metadata={
+            "help": "the reranker scored under every order: a full reranker block "
+            "{reranker_class: ..., **options}; stored with its defaults filled in"
+        },
+    )
+    num_orders: int = field(
+        default=10, metadata={"help": "K: presentation orders per query (K x the base's cost)"}
+    )
+    seed: int = field(
+        default=0, metadata={"help": "orders come from default_rng([seed, crc32(qid)])"}
+    )
+    include_given_order: bool = field(
+        default=False,
+        metadata={"help": "make the first of the K orders the given (input) order"},
+    )
+
+    def __post_init__(self) -> None:
+        k = self.num_orders
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"num_orders must be an integer >= 1, got {k!r}")
+        s = self.seed
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ConfigError(f"seed must be an integer >= 0, got {s!r}")
+        if not isinstance(self.include_given_order, bool):
+            raise ConfigError(
+                f"include_given_order must be true or false, got {self.include_given_order!r}"
+            )
+        object.__setattr__(self, "base", _normalise_base(self.base))
+
+
+@RERANKERS.register()
+class BatchedSelfConsistencyReranker:
+    """Scores every candidate by its mean base score over K random presentation orders."""
+
+    paradigm: ClassVar[Paradigm] = Paradigm.MITIGATION
+    config_cls: ClassVar[type[RerankerOptions]] = BatchedSelfConsistencyOptions
+
+    def __init__(self, options: RerankerOptions | None = None) -> None:
+        from presentation_dependence.config.experiment import RerankerConfig
+
+        opts = options if options is not None else self.config_cls()
+        if not isinstance(opts, BatchedSelfConsistencyOptions):
+            raise TypeError(
+                f"{type(self).__name__} takes BatchedSelfConsistencyOptions, got {opts!r}"
+            )
+        self.options: BatchedSelfConsistencyOptions = opts
+        cfg = RerankerConfig.from_raw(opts.base)
+        self.base_class = cfg.reranker_class
+        self.base: Reranker = build_reranker(cfg.reranker_class, cfg.options)
+
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        opts = self.options
+        n = len(candidates)
+        orders = presentations(
+            n,
+            query.qid,
+            num_orders=opts.num_orders,
+            seed=opts.seed,
+            include_given_order=opts.include_given_order,
+        )
+        details: dict[str, Any] = {
+            "forward_passes": 0,
+            "prompt_tokens": 0,
+            "base_reranker": self.base_class,
+            "num_orders": opts.num_orders,
+            "seed": opts.seed,
+            "presentations": orders,
+        }
+        if n == 0:
+            return RankResult.from_scores(query, candidates, [], details=details)
+
+        # Score each distinct presentation once.
+        results: dict[tuple[int, ...], RankResult] = {}
+        for order in orders:
+            key = tuple(order)
+            if key in results:
+                continue
+            res = self.base.rank(query, [candidates[i] for i in order])
+            if len(res.items) != n or any(
+                it.candidate.docid != candidates[i].docid
+                for it, i in zip(res.items, order, strict=True)
+            ):
+                raise RuntimeError(
+                    f"base reranker {self.base_class} did not keep the input order of query "
+                    f"{query.qid!r}"
+                )
+            results[key] = res
+            details["forward_passes"] += int(res.details.get("forward_passes", 0))
+            details["prompt_tokens"] += int(res.details.get("prompt_tokens", 0))
+        details["distinct_presentations"] = len(results)
+
+        k = len(orders)
+        order_scores = np.zeros((n, k), dtype=np.float64)
+        order_positions = np.zeros((n, k), dtype=np.int64)
+        order_slots: list[list[Any]] = [[None] * k for _ in range(n)]
+        order_probs: list[list[Any]] = [[None] * k for _ in range(n)]
+        for j, order in enumerate(orders):
+            res = results[tuple(order)]
+            for pos, (i, it) in enumerate(zip(order, res.items, strict=True)):
+                order_scores[i, j] = it.score
+                order_positions[i, j] = pos
+                order_slots[i][j] = it.details.get("slot")
+                order_probs[i][j] = it.details.get("grade_probs")
+        scores = order_scores.mean(axis=1)
+        item_details: list[dict[str, Any]] = []
+        for i in range(n):
+            d: dict[str, Any] = {
+                "score_std": float(order_scores[i].std()),
+                "order_scores": [float(x) for x in order_scores[i]],
+                "order_positions": [int(x) for x in order_positions[i]],
+            }
+            if all(s is not None for s in order_slots[i]):
+                d["order_slots"] = order_slots[i]
+            if all(p is not None for p in order_probs[i]):
+                d["order_grade_probs"] = order_probs[i]
+            item_details.append(d)
+        return RankResult.from_scores(
+            query, candidates, scores, item_details=item_details, details=details
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "reranker_class": type(self).__name__,
+            "paradigm": self.paradigm.value,
+            "num_orders": self.options.num_orders,
+            "seed": self.options.seed,
+            "include_given_order": self.options.include_given_order,
+            "base": self.base.describe(),
+            "options": asdict(self.options),
+        }

@@ -1,0 +1,154 @@
+"""From stored score matrices to ``psi/psi_metrics.json`` (no model call).
+
+For every variant (each perturbation and the ``same_order`` null) and query, with S the (M, n)
+score matrix of the M presentations (columns = candidates in input order):
+
+* ``tau_psi`` = (1 − mean pairwise Kendall τ-b)/2, and ``mean_tau``;
+* ``ndcg_mean``: mean nDCG@k over the M presentations; ``delta_ndcg`` = max − min and
+  ``ndcg_std`` across them;
+* ``score_var`` / ``rank_var``: per-candidate variance across presentations, averaged over
+  candidates;
+* decisions: ``jaccard_topk`` / ``jaccard_threshold`` (mean pairwise Jaccard of the retained
+  sets) and ``changed_topk`` / ``changed_threshold`` (1 if any presentation retains another set;
+  their mean over queries is the flip rate).
+
+The nDCG in the *given* (first-stage) order is reported apart (``given_order``): it is the first
+presentation of the null. Means over queries carry seeded percentile-bootstrap intervals.
+``zeng_psi_corpus`` buckets presentations by where the relevant candidates sit in the prompt
+(front / middle / back third of the slots, by their mean relative slot) and is 1 − min/max of
+the bucket means of nDCG@k. That "position" is the slot in a listwise prompt, not Zeng et al.'s
+position of the answer inside a passage; the two are never mixed in one number.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from presentation_dependence.metrics.decisions import (
+    mean_pairwise_jaccard,
+    retained_set,
+    retained_set_changed,
+)
+from presentation_dependence.metrics.order import (
+    mean_pairwise_tau,
+    rank_variance,
+    score_variance,
+    tau_psi,
+    zeng_psi_corpus,
+)
+from presentation_dependence.metrics.ranking import ndcg_at_k, ndcg_per_presentation
+from presentation_dependence.metrics.stats import mean_with_ci
+from presentation_dependence.robustness.config import RobustnessConfig
+from presentation_dependence.robustness.store import NULL
+
+__all__ = ["analyse", "query_metrics"]
+
+BUCKETS = ("front", "middle", "back")
+
+
+def query_metrics(
+    scores: np.ndarray, grades: np.ndarray, ideal: np.ndarray, rob: RobustnessConfig
+) -> dict[str, float]:
+    """Every per-query order metric of one (M, n) score matrix."""
+    n = scores.shape[1]
+    docids = list(range(n))
+    first_stage = np.arange(n)  # ties broken by first-stage rank, as everywhere
+    ndcgs = ndcg_per_presentation(scores, grades, k=rob.ndcg_k, ideal_gains=ideal)
+    out = {
+        "tau_psi": tau_psi(scores),
+        "mean_tau": mean_pairwise_tau(scores),
+        "ndcg_mean": float(ndcgs.mean()),
+        "delta_ndcg": float(ndcgs.max() - ndcgs.min()),
+        "ndcg_std": float(ndcgs.std()),
+        "score_var": float(score_variance(scores).mean()),
+        "rank_var": float(rank_variance(scores, tiebreak=first_stage).mean()),
+    }
+    if rob.retain_top_k is not None:
+        sets = [retained_set(s, docids, top_k=rob.retain_top_k, tiebreak=first_stage) for s in scores]
+        out["jaccard_topk"] = mean_pairwise_jaccard(sets)
+        out["changed_topk"] = float(retained_set_changed(sets))
+    if rob.retain_threshold is not None:
+        sets = [retained_set(s, docids, threshold=rob.retain_threshold) for s in scores]
+        out["jaccard_threshold"] = mean_pairwise_jaccard(sets)
+        out["changed_threshold"] = float(retained_set_changed(sets))
+    return out
+
+
+def _bucket_ndcg(
+    scores: np.ndarray, slots: np.ndarray, grades: np.ndarray, ideal: np.ndarray,
+    rob: RobustnessConfig,
+) -> dict[str, float]:
+    """Mean nDCG@k of the presentations whose relevant candidates sit front/middle/back."""
+    relevant = grades >= rob.relevant_grade
+    if not relevant.any():
+        return {}
+    width = max(int(slots.max()), 1)
+    found: dict[str, list[float]] = {}
+    for s, sl in zip(scores, slots, strict=True):
+        where = float(((sl[relevant] - 1) / max(width - 1, 1)).mean())  # 0 = first slot
+        bucket = BUCKETS[min(int(where * 3), 2)]
+        found.setdefault(bucket, []).append(ndcg_at_k(s, grades, k=rob.ndcg_k, ideal_gains=ideal))
+    return {b: float(np.mean(v)) for b, v in found.items()}
+
+
+def _rng(seed: int, *names: str) -> np.random.Generator:
+    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
+
+
+def _summarise(per_query: Mapping[str, Mapping[str, float]], rob: RobustnessConfig, seed: int,
+               variant: str) -> dict[str, Any]:
+    metrics = next(iter(per_query.values())).keys()
+    return {
+        m: mean_with_ci(
+            [pq[m] for pq in per_query.values()], _rng(seed, variant, m),
+            n_resamples=rob.bootstrap_resamples, confidence=rob.confidence,
+        )
+        for m in metrics
+    }
+
+
+def analyse(
+    table: Mapping[str, Mapping[str, np.ndarray]], rob: RobustnessConfig, *, seed: int
+) -> dict[str, Any]:
+    """``psi_metrics.json`` from ``{qid: {variant: (M, n) scores, "__grades__", "__ideal__",
+    "__slots__:<variant>"}}`` (see :func:`~presentation_dependence.robustness.store.load_columnar`)."""
+    qids = list(table)
+    variants = [k for k in table[qids[0]] if not k.startswith("__")]
+    given = {
+        q: ndcg_at_k(table[q][NULL][0], table[q]["__grades__"], k=rob.ndcg_k,
+                     ideal_gains=table[q]["__ideal__"])
+        for q in qids
+    }
+    out: dict[str, Any] = {
+        "num_queries": len(qids),
+        "ndcg_k": rob.ndcg_k,
+        "confidence": rob.confidence,
+        "given_order": {
+            "ndcg": mean_with_ci(list(given.values()), _rng(seed, "given"),
+                                 n_resamples=rob.bootstrap_resamples, confidence=rob.confidence),
+            "per_query": given,
+        },
+        "variants": {},
+    }
+    for var in variants:
+        per_query = {
+            q: query_metrics(table[q][var], table[q]["__grades__"], table[q]["__ideal__"], rob)
+            for q in qids
+        }
+        buckets: dict[str, list[float]] = {}
+        for q in qids:
+            for b, v in _bucket_ndcg(table[q][var], table[q][f"__slots__:{var}"],
+                                     table[q]["__grades__"], table[q]["__ideal__"], rob).items():
+                buckets.setdefault(b, []).append(v)
+        out["variants"][var] = {
+            "num_presentations": int(table[qids[0]][var].shape[0]),
+            "summary": _summarise(per_query, rob, seed, var),
+            "zeng_psi_corpus": zeng_psi_corpus(buckets) if len(buckets) > 1 else None,
+            "zeng_bucket_ndcg": {b: float(np.mean(v)) for b, v in buckets.items()},
+            "per_query": per_query,
+        }
+    return out

@@ -1,0 +1,133 @@
+"""Stored scores and grade distributions of every presentation (the ``psi/`` folder).
+
+``psi/per_query/<qid>.npz``   one file per query, written atomically: the resume unit.
+``psi/grade_distributions.npz``  every (query, variant, presentation, candidate) as one row, in
+    columns: qid, variant, presentation, docid, input_index, slot, chunk, grade, score and
+    probs (the P(g) read at the candidate's slot; NaN for scorers without one). Every metric of
+    ``psi/psi_metrics.json`` is recomputed from this file with no model call (``--from-scores``).
+
+A *variant* is a perturbation name, or ``same_order`` for the null.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from presentation_dependence.io.atomic import atomic_write_bytes
+
+__all__ = ["QueryScores", "VariantScores", "load_columnar", "read_query", "write_columnar",
+           "write_query"]
+
+NULL = "same_order"
+
+
+@dataclass(frozen=True)
+class VariantScores:
+    """One query under one variant: M presentations of n candidates, aligned by input index."""
+
+    perms: np.ndarray  # (M, n) int: slot j shows input candidate perms[p, j]
+    scores: np.ndarray  # (M, n) float: score of input candidate i in presentation p
+    slots: np.ndarray  # (M, n) int: 1-based slot of input candidate i in its prompt
+    chunks: np.ndarray  # (M, n) int: prompt (chunk) index of input candidate i
+    probs: np.ndarray  # (M, n, G) float: P(g) at that slot (NaN when the scorer has none)
+    forward_passes: np.ndarray  # (M,) int
+    prompt_tokens: np.ndarray  # (M,) int
+
+
+@dataclass(frozen=True)
+class QueryScores:
+    qid: str
+    docids: tuple[str, ...]
+    grades: np.ndarray  # (n,) qrels grade per input candidate (0 when unjudged)
+    ideal_grades: np.ndarray  # every judged grade of the query (the nDCG ideal)
+    variants: Mapping[str, VariantScores]
+
+
+_FIELDS = ("perms", "scores", "slots", "chunks", "probs", "forward_passes", "prompt_tokens")
+
+
+def write_query(path: Path, qs: QueryScores) -> None:
+    arrays: dict[str, np.ndarray] = {
+        "qid": np.array(qs.qid),
+        "docids": np.array(qs.docids),
+        "grades": qs.grades,
+        "ideal_grades": qs.ideal_grades,
+        "variants": np.array(list(qs.variants)),
+    }
+    for name, v in qs.variants.items():
+        for f in _FIELDS:
+            arrays[f"{name}:{f}"] = getattr(v, f)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def read_query(path: Path) -> QueryScores:
+    with np.load(path, allow_pickle=False) as z:
+        variants = {
+            str(name): VariantScores(**{f: z[f"{name}:{f}"] for f in _FIELDS})
+            for name in z["variants"]
+        }
+        return QueryScores(
+            qid=str(z["qid"]),
+            docids=tuple(str(d) for d in z["docids"]),
+            grades=z["grades"],
+            ideal_grades=z["ideal_grades"],
+            variants=variants,
+        )
+
+
+def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:
+    """All queries in long, columnar form (one row per query/variant/presentation/candidate)."""
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
+        "qid", "variant", "presentation", "docid", "input_index", "slot", "chunk", "grade",
+        "score", "probs")}
+    for qs in queries:
+        n = len(qs.docids)
+        for name, v in qs.variants.items():
+            m = v.scores.shape[0]
+            cols["qid"].append(np.full(m * n, qs.qid))
+            cols["variant"].append(np.full(m * n, name))
+            cols["presentation"].append(np.repeat(np.arange(m), n))
+            cols["docid"].append(np.tile(np.array(qs.docids), m))
+            cols["input_index"].append(np.tile(np.arange(n), m))
+            cols["slot"].append(v.slots.reshape(-1))
+            cols["chunk"].append(v.chunks.reshape(-1))
+            cols["grade"].append(np.tile(qs.grades, m))
+            cols["score"].append(v.scores.reshape(-1))
+            cols["probs"].append(v.probs.reshape(m * n, -1))
+    arrays = {k: np.concatenate(v) for k, v in cols.items()}
+    arrays["ideal_qid"] = np.concatenate([np.full(q.ideal_grades.size, q.qid) for q in queries])
+    arrays["ideal_grade"] = np.concatenate([q.ideal_grades for q in queries])
+    arrays["probs"] = arrays["probs"].astype(np.float32)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def load_columnar(path: Path) -> dict[str, dict[str, np.ndarray]]:
+    """``{qid: {variant: (M, n) score matrix, "__grades__": (n,), "__ideal__": judged grades,
+    "__slots__:<variant>": (M, n)}}`` from the columnar file alone, in row order."""
+    with np.load(path, allow_pickle=False) as z:
+        cols = {k: z[k] for k in z.files}
+    out: dict[str, dict[str, np.ndarray]] = {}
+    qids = cols["qid"]
+    variants = cols["variant"]
+    for q in dict.fromkeys(qids.tolist()):
+        qmask = qids == q
+        entry: dict[str, np.ndarray] = {}
+        for var in dict.fromkeys(variants[qmask].tolist()):
+            mask = qmask & (variants == var)
+            m = int(cols["presentation"][mask].max()) + 1
+            n = int(mask.sum()) // m
+            entry[var] = cols["score"][mask].reshape(m, n)
+            entry.setdefault("__grades__", cols["grade"][mask][:n])
+            entry[f"__slots__:{var}"] = cols["slot"][mask].reshape(m, n)
+        entry["__ideal__"] = cols["ideal_grade"][cols["ideal_qid"] == q]
+        out[q] = entry
+    return out
