@@ -155,9 +155,7 @@ def test_over_a_pointwise_base_it_equals_the_base(tiny_model: str) -> None:
 def test_reduces_the_spread_across_input_orders(tiny_model: str) -> None:
     cands = candidates(8, seed=3)
     flipped = cands[::-1]
-    base = GradeReranker(
-        RerankerConfig.from_raw(base_block(tiny_model, chunk_size=8)).options  # type: ignore[arg-type]
-    )
+    base = GradeReranker(RerankerConfig.from_raw(base_block(tiny_model, chunk_size=8)).options)
     b1, b2 = by_doc(base.rank(QUERY, cands)), by_doc(base.rank(QUERY, flipped))
     r = bsc(tiny_model, base=base_block(tiny_model, chunk_size=8), num_orders=16)
     m1, m2 = by_doc(r.rank(QUERY, cands)), by_doc(r.rank(QUERY, flipped))

@@ -1,0 +1,104 @@
+"""The report's plots (matplotlib, Agg backend). Each returns PNG bytes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["mean_grade_by_slot", "presentation_chips", "tau_psi_bars"]
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def presentation_chips(
+    docids: Sequence[str],
+    orders: Sequence[np.ndarray],
+    retained: Sequence[frozenset[int]],
+    labels: Sequence[str],
+    grades: np.ndarray,
+    title: str,
+) -> bytes:
+    """The same candidates in two presentations, one row each, in slot order.
+
+    A chip is solid where the candidate is retained in that presentation, outlined where it is
+    not; a red edge marks candidates the two presentations decide differently. The number in a
+    chip is the candidate's first-stage rank; its colour the qrels grade.
+    """
+    plt = _plt()
+    n = len(docids)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.42 * n), 1.6 + 0.9 * len(orders)))
+    cmap = plt.get_cmap("viridis")
+    disagree = retained[0] ^ retained[1] if len(retained) == 2 else frozenset()
+    gmax = max(int(grades.max()), 1)
+    for row, (order, keep) in enumerate(zip(orders, retained, strict=True)):
+        y = len(orders) - 1 - row
+        for slot, i in enumerate(order):
+            colour = cmap(0.15 + 0.75 * grades[i] / gmax)
+            solid = int(i) in keep
+            ax.add_patch(plt.Rectangle(
+                (slot + 0.08, y + 0.1), 0.84, 0.8,
+                facecolor=colour if solid else "white",
+                edgecolor="crimson" if int(i) in disagree else colour,
+                linewidth=2.5 if int(i) in disagree else 1.2,
+            ))
+            ax.text(slot + 0.5, y + 0.5, str(int(i) + 1), ha="center", va="center", fontsize=7,
+                    color="white" if solid else "black")
+        ax.text(-0.2, y + 0.5, labels[row], ha="right", va="center", fontsize=8)
+    ax.set_xlim(-0.1, n + 0.1)
+    ax.set_ylim(0, len(orders))
+    ax.set_xlabel("slot in the prompt (number = first-stage rank, colour = qrels grade; "
+                  "solid = retained, red edge = the presentations disagree)", fontsize=8)
+    ax.set_yticks([])
+    ax.set_title(title, fontsize=9)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    return _png(fig)
+
+
+def tau_psi_bars(rows: Sequence[Mapping[str, Any]]) -> bytes:
+    """τ-PSI with its interval per (run, variant); the same-order null drawn hatched beside."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(rows)), 3.2))
+    x = np.arange(len(rows))
+    means = np.array([r["mean"] for r in rows])
+    err = np.array([[r["mean"] - r["ci_low"] for r in rows], [r["ci_high"] - r["mean"] for r in rows]])
+    colours = ["#bbbbbb" if r["null"] else "#3b6ea8" for r in rows]
+    ax.bar(x, means, yerr=err, color=colours, capsize=3,
+           hatch=None, edgecolor="black", linewidth=0.5)
+    ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+    ax.set_ylabel("τ-PSI = (1 − mean τ)/2")
+    ax.set_title("Order instability with 95% bootstrap intervals (grey: same-order null; "
+                 "dotted: uncorrelated)", fontsize=9)
+    ax.set_ylim(0, max(0.55, float((means + err[1]).max()) + 0.05))
+    return _png(fig)
+
+
+def mean_grade_by_slot(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
+    """Mean score by slot under shuffled presentations (content averages out; the slot remains)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    for label, (slots, means) in series.items():
+        ax.plot(slots, means, marker="o", markersize=3, label=label.lstrip("_"))
+    ax.set_xlabel("slot in the prompt")
+    ax.set_ylabel("mean score (expected grade)")
+    ax.set_title("Mean score by slot over shuffled presentations", fontsize=9)
+    ax.legend(fontsize=7)
+    return _png(fig)
