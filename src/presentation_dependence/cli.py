@@ -62,7 +62,8 @@ def make_parser() -> argparse.ArgumentParser:
     ps.add_argument("--run-dir", required=True, help="run folder (shared with 'presdep run')")
     ps.add_argument("--shard", help="k/n: score only queries i with i %% n == k (0-based)")
     ps.add_argument(
-        "--from-scores", action="store_true",
+        "--from-scores",
+        action="store_true",
         help="recompute the metrics from psi/grade_distributions.npz (no model call)",
     )
 
@@ -110,8 +111,12 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
             s = block["summary"]
             log.info(
                 "%s: tau-PSI %.3f [%.3f, %.3f], nDCG@%d mean %.3f, jaccard@top-k %s",
-                var, s["tau_psi"]["mean"], s["tau_psi"]["ci_low"], s["tau_psi"]["ci_high"],
-                metrics["ndcg_k"], s["ndcg_mean"]["mean"],
+                var,
+                s["tau_psi"]["mean"],
+                s["tau_psi"]["ci_low"],
+                s["tau_psi"]["ci_high"],
+                metrics["ndcg_k"],
+                s["ndcg_mean"]["mean"],
                 f"{s['jaccard_topk']['mean']:.3f}" if "jaccard_topk" in s else "n/a",
             )
     return EXIT_OK

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 import torch
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.models.embedded import load_embedded_tokenizer
 from presentation_dependence.readout.backend import (
     CPU_DEFAULT_DTYPE,
     TransformersBackend,

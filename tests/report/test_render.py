@@ -15,11 +15,19 @@ from presentation_dependence.report import write_report
 def _psi_run(tmp_path, name: str, reranker: dict) -> str:
     fixture = build_smoke_fixture(tmp_path / "data")
     cfg = tmp_path / f"{name}.yaml"
-    cfg.write_text(yaml.safe_dump({
-        "reranker": reranker,
-        "data": {"dataloader_class": "FixtureLoader", "path": str(fixture), "top_k": 6},
-        "robustness": {"num_presentations": 3, "null_repeats": 2, "bootstrap_resamples": 200},
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "reranker": reranker,
+                "data": {"dataloader_class": "FixtureLoader", "path": str(fixture), "top_k": 6},
+                "robustness": {
+                    "num_presentations": 3,
+                    "null_repeats": 2,
+                    "bootstrap_resamples": 200,
+                },
+            }
+        )
+    )
     run = tmp_path / f"run-{name}"
     assert cli_main(["psi", str(cfg), "--run-dir", str(run)]) == 0
     return str(run)
@@ -27,8 +35,16 @@ def _psi_run(tmp_path, name: str, reranker: dict) -> str:
 
 def test_report_has_table_plots_and_paired_tests(tmp_path, tiny_model):
     a = _psi_run(tmp_path, "identity", {"reranker_class": "IdentityReranker"})
-    b = _psi_run(tmp_path, "tiny", {"reranker_class": "GradeReranker", "model_name": tiny_model,
-                                    "dtype": "float32", "device": "cpu"})
+    b = _psi_run(
+        tmp_path,
+        "tiny",
+        {
+            "reranker_class": "GradeReranker",
+            "model_name": tiny_model,
+            "dtype": "float32",
+            "device": "cpu",
+        },
+    )
     md, page = write_report([a, b], tmp_path / "report")
     text = md.read_text()
     assert "| `identity` | random_shuffle |" in text and "| `tiny` | same_order (null) |" in text

@@ -9,6 +9,7 @@ themselves pointwise, scores that do not depend on the candidate order.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 
 import numpy as np
@@ -18,7 +19,9 @@ from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers import RERANKERS, Paradigm, Reranker
 
 BUILTIN = sorted(
-    n for n in RERANKERS.names() if RERANKERS.get(n).__module__.startswith("presentation_dependence.")
+    n
+    for n in RERANKERS.names()
+    if RERANKERS.get(n).__module__.startswith("presentation_dependence.")
 )
 QUERY = Query("q-contract", "what do fleas eat")
 WORDS = ["flea", "blood", "host", "cat", "dog", "larva", "egg", "adult", "feed", "skin", "bite"]
@@ -40,6 +43,16 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
         kw.update(model_name=tiny_model, device="cpu", dtype="float32")
     if "chunk_size" in fields and cls.paradigm is not Paradigm.POINTWISE:
         kw["chunk_size"] = 4  # 9 candidates -> chunks of 4, 4, 1
+    if "base" in fields:  # a wrapper (BatchedSelfConsistencyReranker): its base on the tiny model
+        base = {
+            "reranker_class": "GradeReranker",
+            "model_name": tiny_model,
+            "device": "cpu",
+            "dtype": "float32",
+            "chunk_size": 4,
+        }
+        base.update({k: v for k, v in overrides.items() if k in ("batch_size", "one_at_a_time")})
+        kw.update(base=base, num_orders=3)
     kw.update({k: v for k, v in overrides.items() if k in fields})
     return cls(cls.config_cls(**kw))  # type: ignore[call-arg]
 
@@ -58,10 +71,12 @@ class TestRerankerContract:
         assert [it.input_index for it in res.items] == list(range(len(cands)))
         assert sorted(it.rank for it in res.items) == list(range(1, len(cands) + 1))
         ranked = res.ranked()
-        assert all(a.score >= b.score for a, b in zip(ranked, ranked[1:]))
+        assert all(a.score >= b.score for a, b in itertools.pairwise(ranked))
 
     def test_scores_finite_and_in_grade_range(self, name, tiny_model):
-        scores = np.array([it.score for it in build(name, tiny_model).rank(QUERY, make_candidates()).items])
+        scores = np.array(
+            [it.score for it in build(name, tiny_model).rank(QUERY, make_candidates()).items]
+        )
         assert np.isfinite(scores).all()
         assert (scores >= 0).all() and (scores <= 3).all()
 
@@ -73,12 +88,12 @@ class TestRerankerContract:
 
     def test_batched_agrees_with_one_at_a_time(self, name, tiny_model):
         cls = RERANKERS.get(name)
-        if "batch_size" not in {f.name for f in dataclasses.fields(cls.config_cls)}:
+        if not {"batch_size", "base"} & {f.name for f in dataclasses.fields(cls.config_cls)}:
             pytest.skip(f"{name} has no batching")
         cands = make_candidates()
         batched = build(name, tiny_model, batch_size=3).rank(QUERY, cands)
         single = build(name, tiny_model, one_at_a_time=True).rank(QUERY, cands)
-        diff = max(abs(a.score - b.score) for a, b in zip(batched.items, single.items))
+        diff = max(abs(a.score - b.score) for a, b in zip(batched.items, single.items, strict=True))
         assert diff < 1e-4, f"batched vs one-at-a-time differ by {diff:.2e}"
 
     def test_pointwise_scores_ignore_candidate_order(self, name, tiny_model):

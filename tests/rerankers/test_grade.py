@@ -5,14 +5,12 @@ from __future__ import annotations
 import itertools
 import logging
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.models.embedded import load_embedded_tokenizer, resolve_model
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import GradeLabelTokenizationError
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker

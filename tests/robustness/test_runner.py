@@ -35,12 +35,21 @@ def make_fixture(path: Path, n_queries: int = 3, n: int = 6) -> Path:
 
 def write_config(tmp: Path, tiny_model: str, reranker_class: str, **rer: object) -> Path:
     body = {
-        "reranker": {"reranker_class": reranker_class, "model_name": tiny_model, "device": "cpu",
-                     "dtype": "float32", **rer},
+        "reranker": {
+            "reranker_class": reranker_class,
+            "model_name": tiny_model,
+            "device": "cpu",
+            "dtype": "float32",
+            **rer,
+        },
         "data": {"dataloader_class": "FixtureLoader", "path": str(tmp / "fixture.jsonl")},
-        "robustness": {"perturbations": ["random_shuffle", "cyclic_shift"],
-                       "num_presentations": 4, "null_repeats": 2, "bootstrap_resamples": 200,
-                       "retain_top_k": 3},
+        "robustness": {
+            "perturbations": ["random_shuffle", "cyclic_shift"],
+            "num_presentations": 4,
+            "null_repeats": 2,
+            "bootstrap_resamples": 200,
+            "retain_top_k": 3,
+        },
     }
     p = tmp / f"psi-{reranker_class}.yaml"
     p.write_text(yaml.safe_dump(body), encoding="utf-8")
@@ -61,7 +70,9 @@ def test_psi_metrics_rerun_and_from_scores_identical(listwise_cfg, tmp_path):
     assert set(metrics["variants"]) == {"random_shuffle", "cyclic_shift", "same_order"}
     shuffle = metrics["variants"]["random_shuffle"]["summary"]
     assert 0.0 < shuffle["tau_psi"]["mean"] <= 1.0  # the random model is order-dependent
-    assert metrics["variants"]["same_order"]["summary"]["tau_psi"]["mean"] == pytest.approx(0, abs=1e-12)
+    assert metrics["variants"]["same_order"]["summary"]["tau_psi"]["mean"] == pytest.approx(
+        0, abs=1e-12
+    )
     assert metrics["cost"]["random_shuffle"]["forward_passes_per_query"] == 4.0
     presentations = json.loads((run / "psi" / "presentations.json").read_text())
     assert len(presentations["presentations"]["q0"]["random_shuffle"]) == 4
@@ -111,4 +122,6 @@ def test_shards_then_merge(listwise_cfg, tmp_path):
 
 
 def test_from_scores_without_scores_is_an_error(listwise_cfg, tmp_path):
-    assert cli_main(["psi", str(listwise_cfg), "--run-dir", str(tmp_path / "x"), "--from-scores"]) == 2
+    assert (
+        cli_main(["psi", str(listwise_cfg), "--run-dir", str(tmp_path / "x"), "--from-scores"]) == 2
+    )

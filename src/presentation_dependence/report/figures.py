@@ -52,19 +52,33 @@ def presentation_chips(
         for slot, i in enumerate(order):
             colour = cmap(0.15 + 0.75 * grades[i] / gmax)
             solid = int(i) in keep
-            ax.add_patch(plt.Rectangle(
-                (slot + 0.08, y + 0.1), 0.84, 0.8,
-                facecolor=colour if solid else "white",
-                edgecolor="crimson" if int(i) in disagree else colour,
-                linewidth=2.5 if int(i) in disagree else 1.2,
-            ))
-            ax.text(slot + 0.5, y + 0.5, str(int(i) + 1), ha="center", va="center", fontsize=7,
-                    color="white" if solid else "black")
+            ax.add_patch(
+                plt.Rectangle(
+                    (slot + 0.08, y + 0.1),
+                    0.84,
+                    0.8,
+                    facecolor=colour if solid else "white",
+                    edgecolor="crimson" if int(i) in disagree else colour,
+                    linewidth=2.5 if int(i) in disagree else 1.2,
+                )
+            )
+            ax.text(
+                slot + 0.5,
+                y + 0.5,
+                str(int(i) + 1),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if solid else "black",
+            )
         ax.text(-0.2, y + 0.5, labels[row], ha="right", va="center", fontsize=8)
     ax.set_xlim(-0.1, n + 0.1)
     ax.set_ylim(0, len(orders))
-    ax.set_xlabel("slot in the prompt (number = first-stage rank, colour = qrels grade; "
-                  "solid = retained, red edge = the presentations disagree)", fontsize=8)
+    ax.set_xlabel(
+        "slot in the prompt (number = first-stage rank, colour = qrels grade; "
+        "solid = retained, red edge = the presentations disagree)",
+        fontsize=8,
+    )
     ax.set_yticks([])
     ax.set_title(title, fontsize=9)
     for side in ("top", "right", "left"):
@@ -78,15 +92,21 @@ def tau_psi_bars(rows: Sequence[Mapping[str, Any]]) -> bytes:
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(rows)), 3.2))
     x = np.arange(len(rows))
     means = np.array([r["mean"] for r in rows])
-    err = np.array([[r["mean"] - r["ci_low"] for r in rows], [r["ci_high"] - r["mean"] for r in rows]])
+    err = np.array(
+        [[r["mean"] - r["ci_low"] for r in rows], [r["ci_high"] - r["mean"] for r in rows]]
+    )
     colours = ["#bbbbbb" if r["null"] else "#3b6ea8" for r in rows]
-    ax.bar(x, means, yerr=err, color=colours, capsize=3,
-           hatch=None, edgecolor="black", linewidth=0.5)
+    ax.bar(
+        x, means, yerr=err, color=colours, capsize=3, hatch=None, edgecolor="black", linewidth=0.5
+    )
     ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
     ax.set_ylabel("τ-PSI = (1 − mean τ)/2")
-    ax.set_title("Order instability with 95% bootstrap intervals (grey: same-order null; "
-                 "dotted: uncorrelated)", fontsize=9)
+    ax.set_title(
+        "Order instability with 95% bootstrap intervals (grey: same-order null; "
+        "dotted: uncorrelated)",
+        fontsize=9,
+    )
     ax.set_ylim(0, max(0.55, float((means + err[1]).max()) + 0.05))
     return _png(fig)
 

@@ -8,7 +8,7 @@ import json
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import yaml
@@ -30,8 +30,13 @@ def load_psi_run(run_dir: Path) -> dict[str, Any]:
     cfg = yaml.safe_load((run_dir / "resolved_config.yaml").read_text(encoding="utf-8"))
     with np.load(run_dir / "psi" / "grade_distributions.npz", allow_pickle=False) as z:
         cols = {k: z[k] for k in z.files}
-    return {"dir": run_dir, "config": cfg, "metrics": json.loads(metrics_path.read_text("utf-8")),
-            "cols": cols, "label": cfg["id"]}
+    return {
+        "dir": run_dir,
+        "config": cfg,
+        "metrics": json.loads(metrics_path.read_text("utf-8")),
+        "cols": cols,
+        "label": cfg["id"],
+    }
 
 
 def _fmt(s: dict[str, float], digits: int = 3) -> str:
@@ -39,9 +44,19 @@ def _fmt(s: dict[str, float], digits: int = 3) -> str:
 
 
 def _table(runs: Sequence[dict[str, Any]]) -> list[str]:
-    head = ["run", "variant", "M", "τ-PSI", "nDCG@k given order", "nDCG@k mean over presentations",
-            "ΔnDCG@k (max−min)", "Jaccard top-k", "top-k flip rate", "score var",
-            "passes/query"]
+    head = [
+        "run",
+        "variant",
+        "M",
+        "τ-PSI",
+        "nDCG@k given order",
+        "nDCG@k mean over presentations",
+        "ΔnDCG@k (max−min)",
+        "Jaccard top-k",
+        "top-k flip rate",
+        "score var",
+        "passes/query",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         m = r["metrics"]
@@ -49,13 +64,25 @@ def _table(runs: Sequence[dict[str, Any]]) -> list[str]:
         for var, block in m["variants"].items():
             s = block["summary"]
             cost = m.get("cost", {}).get(var, {}).get("forward_passes_per_query")
-            lines.append("| " + " | ".join([
-                f"`{r['label']}`", var + (" (null)" if var == NULL else ""),
-                str(block["num_presentations"]), _fmt(s["tau_psi"]), given, _fmt(s["ndcg_mean"]),
-                _fmt(s["delta_ndcg"]), _fmt(s["jaccard_topk"]) if "jaccard_topk" in s else "—",
-                _fmt(s["changed_topk"], 2) if "changed_topk" in s else "—",
-                f"{s['score_var']['mean']:.4f}", "—" if cost is None else f"{cost:.0f}",
-            ]) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"`{r['label']}`",
+                        var + (" (null)" if var == NULL else ""),
+                        str(block["num_presentations"]),
+                        _fmt(s["tau_psi"]),
+                        given,
+                        _fmt(s["ndcg_mean"]),
+                        _fmt(s["delta_ndcg"]),
+                        _fmt(s["jaccard_topk"]) if "jaccard_topk" in s else "—",
+                        _fmt(s["changed_topk"], 2) if "changed_topk" in s else "—",
+                        f"{s['score_var']['mean']:.4f}",
+                        "—" if cost is None else f"{cost:.0f}",
+                    ]
+                )
+                + " |"
+            )
     return lines
 
 
@@ -64,8 +91,10 @@ def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
         return []
     base = runs[0]
     lines = [
-        "", f"Paired over queries against `{base['label']}` (seeded paired bootstrap, 95% CI, and "
-        "a paired permutation test):", "",
+        "",
+        f"Paired over queries against `{base['label']}` (seeded paired bootstrap, 95% CI, and "
+        "a paired permutation test):",
+        "",
         "| run | variant | metric | mean difference [CI] | bootstrap p | permutation p |",
         "|---|---|---|---|---|---|",
     ]
@@ -99,20 +128,30 @@ def _chips(run: dict[str, Any]) -> bytes | None:
     var = perts[0]
     per_query = m["variants"][var]["per_query"]
     qid = min(per_query, key=lambda q: per_query[q].get("jaccard_topk", 1.0))
-    mask = (cols["qid"] == qid)
+    mask = cols["qid"] == qid
     null = mask & (cols["variant"] == NULL) & (cols["presentation"] == 0)
     shuf = mask & (cols["variant"] == var) & (cols["presentation"] == 0)
     n = int(null.sum())
     grades = cols["grade"][null]
     scores = [cols["score"][null], cols["score"][shuf]]
-    slot_keys = [cols["slot"][null] + 1000 * cols["chunk"][null],
-                 cols["slot"][shuf] + 1000 * cols["chunk"][shuf]]
+    slot_keys = [
+        cols["slot"][null] + 1000 * cols["chunk"][null],
+        cols["slot"][shuf] + 1000 * cols["chunk"][shuf],
+    ]
     orders = [np.argsort(k, kind="stable") for k in slot_keys]
-    keep = [frozenset(int(i) for i in retained_set(s, list(range(n)), top_k=top_k,
-                                                  tiebreak=np.arange(n))) for s in scores]
+    keep = [
+        cast(
+            "frozenset[int]",
+            retained_set(s, list(range(n)), top_k=top_k, tiebreak=np.arange(n)),
+        )
+        for s in scores
+    ]
     return figures.presentation_chips(
-        [str(d) for d in cols["docid"][null]], orders, keep,
-        ["given order", f"{var} #1"], grades,
+        [str(d) for d in cols["docid"][null]],
+        orders,
+        keep,
+        ["given order", f"{var} #1"],
+        grades,
         f"{run['label']}, query {qid}: top-{top_k} retained in two presentations",
     )
 
@@ -128,34 +167,52 @@ def _slot_means(runs: Sequence[dict[str, Any]]) -> bytes:
             slots = cols["slot"][mask]
             uniq = np.unique(slots)
             series[f"{r['label']} / {var}"] = (
-                uniq, np.array([cols["score"][mask][slots == s].mean() for s in uniq]))
+                uniq,
+                np.array([cols["score"][mask][slots == s].mean() for s in uniq]),
+            )
     return figures.mean_grade_by_slot(series)
 
 
-def write_report(run_dirs: Sequence[str | Path], out_dir: str | Path, *, seed: int = 0) -> tuple[Path, Path]:
+def write_report(
+    run_dirs: Sequence[str | Path], out_dir: str | Path, *, seed: int = 0
+) -> tuple[Path, Path]:
     """Write ``report.md``, ``report.html`` and the PNGs into ``out_dir``."""
     runs = [load_psi_run(Path(d)) for d in run_dirs]
     out = Path(out_dir)
     bars = []
     for r in runs:
         for var, block in r["metrics"]["variants"].items():
-            bars.append({"label": f"{r['label']}\n{var}", "null": var == NULL,
-                         **block["summary"]["tau_psi"]})
+            bars.append(
+                {
+                    "label": f"{r['label']}\n{var}",
+                    "null": var == NULL,
+                    **block["summary"]["tau_psi"],
+                }
+            )
     pngs = {"tau_psi.png": figures.tau_psi_bars(bars), "slot_means.png": _slot_means(runs)}
     chips = _chips(runs[0])
     if chips is not None:
         pngs["presentations.png"] = chips
     for name, data in pngs.items():
         atomic_write_bytes(out / name, data)
-    md = ["# Order-instability report", "",
-          "Run folders: " + ", ".join(f"`{r['dir']}`" for r in runs), "",
-          "Means over queries with 95% seeded bootstrap intervals; `same_order` is the null "
-          "(the given order scored again). nDCG in the given order and as the mean over shuffled "
-          "presentations are reported apart (docs/EVAL-PROTOCOL.md).", "",
-          *_table(runs), *_paired(runs, seed), ""]
-    captions = {"presentations.png": "Figure 1: the same candidates in two presentations",
-                "tau_psi.png": "τ-PSI per run and variant, the null beside",
-                "slot_means.png": "Mean score by slot"}
+    md = [
+        "# Order-instability report",
+        "",
+        "Run folders: " + ", ".join(f"`{r['dir']}`" for r in runs),
+        "",
+        "Means over queries with 95% seeded bootstrap intervals; `same_order` is the null "
+        "(the given order scored again). nDCG in the given order and as the mean over shuffled "
+        "presentations are reported apart (docs/EVAL-PROTOCOL.md).",
+        "",
+        *_table(runs),
+        *_paired(runs, seed),
+        "",
+    ]
+    captions = {
+        "presentations.png": "Figure 1: the same candidates in two presentations",
+        "tau_psi.png": "τ-PSI per run and variant, the null beside",
+        "slot_means.png": "Mean score by slot",
+    }
     for name in ("presentations.png", "tau_psi.png", "slot_means.png"):
         if name in pngs:
             md += [f"## {captions[name]}", "", f"![{captions[name]}]({name})", ""]
@@ -177,10 +234,12 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: str | Path, *, seed: i
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         elif line:
             body.append(f"<p>{html.escape(line)}</p>")
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>Order-instability report"
-            "</title><style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
-            "td{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
-            "table{border-collapse:collapse}</style></head><body>")
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Order-instability report"
+        "</title><style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
+        "td{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+        "table{border-collapse:collapse}</style></head><body>"
+    )
     html_text = page + _wrap_tables(body) + "</body></html>\n"
     atomic_write_text(out / "report.html", html_text)
     return out / "report.md", out / "report.html"

@@ -23,7 +23,7 @@ position of the answer inside a passage; the two are never mixed in one number.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -68,7 +68,9 @@ def query_metrics(
         "rank_var": float(rank_variance(scores, tiebreak=first_stage).mean()),
     }
     if rob.retain_top_k is not None:
-        sets = [retained_set(s, docids, top_k=rob.retain_top_k, tiebreak=first_stage) for s in scores]
+        sets = [
+            retained_set(s, docids, top_k=rob.retain_top_k, tiebreak=first_stage) for s in scores
+        ]
         out["jaccard_topk"] = mean_pairwise_jaccard(sets)
         out["changed_topk"] = float(retained_set_changed(sets))
     if rob.retain_threshold is not None:
@@ -79,7 +81,10 @@ def query_metrics(
 
 
 def _bucket_ndcg(
-    scores: np.ndarray, slots: np.ndarray, grades: np.ndarray, ideal: np.ndarray,
+    scores: np.ndarray,
+    slots: np.ndarray,
+    grades: np.ndarray,
+    ideal: np.ndarray,
     rob: RobustnessConfig,
 ) -> dict[str, float]:
     """Mean nDCG@k of the presentations whose relevant candidates sit front/middle/back."""
@@ -99,13 +104,16 @@ def _rng(seed: int, *names: str) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
 
 
-def _summarise(per_query: Mapping[str, Mapping[str, float]], rob: RobustnessConfig, seed: int,
-               variant: str) -> dict[str, Any]:
+def _summarise(
+    per_query: Mapping[str, Mapping[str, float]], rob: RobustnessConfig, seed: int, variant: str
+) -> dict[str, Any]:
     metrics = next(iter(per_query.values())).keys()
     return {
         m: mean_with_ci(
-            [pq[m] for pq in per_query.values()], _rng(seed, variant, m),
-            n_resamples=rob.bootstrap_resamples, confidence=rob.confidence,
+            [pq[m] for pq in per_query.values()],
+            _rng(seed, variant, m),
+            n_resamples=rob.bootstrap_resamples,
+            confidence=rob.confidence,
         )
         for m in metrics
     }
@@ -119,8 +127,12 @@ def analyse(
     qids = list(table)
     variants = [k for k in table[qids[0]] if not k.startswith("__")]
     given = {
-        q: ndcg_at_k(table[q][NULL][0], table[q]["__grades__"], k=rob.ndcg_k,
-                     ideal_gains=table[q]["__ideal__"])
+        q: ndcg_at_k(
+            table[q][NULL][0],
+            table[q]["__grades__"],
+            k=rob.ndcg_k,
+            ideal_gains=table[q]["__ideal__"],
+        )
         for q in qids
     }
     out: dict[str, Any] = {
@@ -128,8 +140,12 @@ def analyse(
         "ndcg_k": rob.ndcg_k,
         "confidence": rob.confidence,
         "given_order": {
-            "ndcg": mean_with_ci(list(given.values()), _rng(seed, "given"),
-                                 n_resamples=rob.bootstrap_resamples, confidence=rob.confidence),
+            "ndcg": mean_with_ci(
+                list(given.values()),
+                _rng(seed, "given"),
+                n_resamples=rob.bootstrap_resamples,
+                confidence=rob.confidence,
+            ),
             "per_query": given,
         },
         "variants": {},
@@ -139,16 +155,21 @@ def analyse(
             q: query_metrics(table[q][var], table[q]["__grades__"], table[q]["__ideal__"], rob)
             for q in qids
         }
-        buckets: dict[str, list[float]] = {}
+        buckets: dict[Hashable, list[float]] = {}
         for q in qids:
-            for b, v in _bucket_ndcg(table[q][var], table[q][f"__slots__:{var}"],
-                                     table[q]["__grades__"], table[q]["__ideal__"], rob).items():
+            for b, v in _bucket_ndcg(
+                table[q][var],
+                table[q][f"__slots__:{var}"],
+                table[q]["__grades__"],
+                table[q]["__ideal__"],
+                rob,
+            ).items():
                 buckets.setdefault(b, []).append(v)
         out["variants"][var] = {
             "num_presentations": int(table[qids[0]][var].shape[0]),
             "summary": _summarise(per_query, rob, seed, var),
             "zeng_psi_corpus": zeng_psi_corpus(buckets) if len(buckets) > 1 else None,
-            "zeng_bucket_ndcg": {b: float(np.mean(v)) for b, v in buckets.items()},
+            "zeng_bucket_ndcg": {str(b): float(np.mean(v)) for b, v in buckets.items()},
             "per_query": per_query,
         }
     return out

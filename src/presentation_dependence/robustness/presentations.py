@@ -54,7 +54,9 @@ def same_order(n: int, m: int) -> np.ndarray:
 
 
 @PERTURBATIONS.register("random_shuffle")
-def random_shuffle(n: int, m: int, rng: np.random.Generator, ctx: PerturbationContext) -> np.ndarray:
+def random_shuffle(
+    n: int, m: int, rng: np.random.Generator, ctx: PerturbationContext
+) -> np.ndarray:
     """M uniform random permutations."""
     return np.stack([rng.permutation(n) for _ in range(m)])
 

@@ -86,8 +86,9 @@ class PSIRunner:
         n = len(req.candidates)
         ctx = PerturbationContext(grades, self.rob.relevant_grade, self._chunk_size())
         out = {
-            name: draw_presentations(name, n, self.rob.num_presentations, self.seed,
-                                     req.query.qid, ctx)
+            name: draw_presentations(
+                name, n, self.rob.num_presentations, self.seed, req.query.qid, ctx
+            )
             for name in self.rob.perturbations
         }
         out[NULL] = same_order(n, self.rob.null_repeats or self.rob.num_presentations)
@@ -95,11 +96,16 @@ class PSIRunner:
 
     def _record_presentations(self, dataset: Dataset, grades: dict[str, np.ndarray]) -> None:
         table = {
-            r.query.qid: {k: v.tolist() for k, v in self.presentations(r, grades[r.query.qid]).items()}
+            r.query.qid: {
+                k: v.tolist() for k, v in self.presentations(r, grades[r.query.qid]).items()
+            }
             for r in dataset.requests
         }
-        doc = {"seed": self.seed, "perm_semantics": "slot j shows input candidate perm[j]",
-               "presentations": table}
+        doc = {
+            "seed": self.seed,
+            "perm_semantics": "slot j shows input candidate perm[j]",
+            "presentations": table,
+        }
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
         if path.exists() and path.read_text(encoding="utf-8") != text:
@@ -137,9 +143,13 @@ class PSIRunner:
                             probs = np.full((m, n, len(gp)), np.nan)
                         probs[p, i] = gp
             variants[name] = VariantScores(
-                perms=perms, scores=scores, slots=slots, chunks=chunks,
+                perms=perms,
+                scores=scores,
+                slots=slots,
+                chunks=chunks,
                 probs=probs if probs is not None else np.full((m, n, 1), np.nan),
-                forward_passes=passes, prompt_tokens=tokens,
+                forward_passes=passes,
+                prompt_tokens=tokens,
             )
         judged = self._qrels.judgements.get(req.query.qid, {}) if self._qrels else {}
         ideal = np.array(sorted(judged.values(), reverse=True), dtype=np.int64)
@@ -173,39 +183,61 @@ class PSIRunner:
         dataset = load_dataset(self.cfg.data)
         qrels = self._qrels = dataset.qrels
         grades = {
-            r.query.qid: np.array([qrels.grade(r.query.qid, c.docid) if qrels else 0
-                                   for c in r.candidates], dtype=np.int64)
+            r.query.qid: np.array(
+                [qrels.grade(r.query.qid, c.docid) if qrels else 0 for c in r.candidates],
+                dtype=np.int64,
+            )
             for r in dataset.requests
         }
         self._record_presentations(dataset, grades)
-        mine = [r for i, r in enumerate(dataset.requests)
-                if self.shard is None or i % self.shard[1] == self.shard[0]]
+        mine = [
+            r
+            for i, r in enumerate(dataset.requests)
+            if self.shard is None or i % self.shard[1] == self.shard[0]
+        ]
         todo = [r for r in mine if not self._query_path(r.query.qid).exists()]
-        folder.append_provenance(collect_provenance(
-            argv=self.argv, seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
-            extra={"phase": "psi", "reranker": self.reranker.describe() if todo else None,
-                   "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
-                   "queries": {"this_shard": len(mine), "to_compute": len(todo)}},
-        ))
+        folder.append_provenance(
+            collect_provenance(
+                argv=self.argv,
+                seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
+                extra={
+                    "phase": "psi",
+                    "reranker": self.reranker.describe() if todo else None,
+                    "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
+                    "queries": {"this_shard": len(mine), "to_compute": len(todo)},
+                },
+            )
+        )
         for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
-            write_query(self._query_path(req.query.qid), self._score_query(req, grades[req.query.qid]))
-        missing = [r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()]
+            write_query(
+                self._query_path(req.query.qid), self._score_query(req, grades[req.query.qid])
+            )
+        missing = [
+            r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()
+        ]
         if missing:
-            log.info("%d queries still missing; metrics are written once all are done", len(missing))
+            log.info(
+                "%d queries still missing; metrics are written once all are done", len(missing)
+            )
             return None
         queries = [read_query(self._query_path(r.query.qid)) for r in dataset.requests]
         write_columnar(columnar, queries)
         cost = {
             name: {
-                "forward_passes_per_query": float(np.mean([q.variants[name].forward_passes.sum() for q in queries])),
-                "prompt_tokens_per_query": float(np.mean([q.variants[name].prompt_tokens.sum() for q in queries])),
+                "forward_passes_per_query": float(
+                    np.mean([q.variants[name].forward_passes.sum() for q in queries])
+                ),
+                "prompt_tokens_per_query": float(
+                    np.mean([q.variants[name].prompt_tokens.sum() for q in queries])
+                ),
             }
             for name in queries[0].variants
         }
         return self._analyse(load_columnar(columnar), cost)
 
-    def _analyse(self, table: dict[str, dict[str, np.ndarray]],
-                 cost: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _analyse(
+        self, table: dict[str, dict[str, np.ndarray]], cost: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         path = self.psi / "psi_metrics.json"
         if cost is None and path.exists():  # --from-scores keeps the recorded cost
             cost = json.loads(path.read_text(encoding="utf-8")).get("cost")

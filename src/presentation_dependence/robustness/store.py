@@ -20,8 +20,14 @@ import numpy as np
 
 from presentation_dependence.io.atomic import atomic_write_bytes
 
-__all__ = ["QueryScores", "VariantScores", "load_columnar", "read_query", "write_columnar",
-           "write_query"]
+__all__ = [
+    "QueryScores",
+    "VariantScores",
+    "load_columnar",
+    "read_query",
+    "write_columnar",
+    "write_query",
+]
 
 NULL = "same_order"
 
@@ -84,9 +90,21 @@ def read_query(path: Path) -> QueryScores:
 
 def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:
     """All queries in long, columnar form (one row per query/variant/presentation/candidate)."""
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
-        "qid", "variant", "presentation", "docid", "input_index", "slot", "chunk", "grade",
-        "score", "probs")}
+    cols: dict[str, list[np.ndarray]] = {
+        k: []
+        for k in (
+            "qid",
+            "variant",
+            "presentation",
+            "docid",
+            "input_index",
+            "slot",
+            "chunk",
+            "grade",
+            "score",
+            "probs",
+        )
+    }
     for qs in queries:
         n = len(qs.docids)
         for name, v in qs.variants.items():

@@ -19,7 +19,9 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
     """The config id, reranker, model revision, dtype, data, query count and mean metrics."""
     folder = RunFolder(run_dir)
     if not folder.metrics_file.exists():
-        raise PresdepError(f"{folder.path} has no {METRICS}: run 'presdep eval --run-dir {folder.path}'")
+        raise PresdepError(
+            f"{folder.path} has no {METRICS}: run 'presdep eval --run-dir {folder.path}'"
+        )
     cfg = yaml.safe_load(folder.load_config_yaml())
     metrics = json.loads(folder.metrics_file.read_text(encoding="utf-8"))
     prov = json.loads((folder.path / PROVENANCE).read_text(encoding="utf-8"))
@@ -27,7 +29,8 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
     rer = runs[0]["reranker"] if runs else {}
     commit = (runs[0].get("git") or {}).get("commit") if runs else None
     per_query = [
-        json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.per_query_dir.glob("*.json"))
+        json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(folder.per_query_dir.glob("*.json"))
     ]
     passes = sum(int(r.get("details", {}).get("forward_passes", 0)) for r in per_query)
     tokens = sum(int(r.get("details", {}).get("prompt_tokens", 0)) for r in per_query)
@@ -54,13 +57,28 @@ def summary_markdown(run_dirs: Sequence[str | Path]) -> str:
     measures: list[str] = []
     for r in rows:
         measures += [m for m in r["mean"] if m not in measures]
-    head = ["config", "reranker", "model (revision)", "dtype", "top-k", "queries", *measures,
-            "forward passes", "prompt tokens"]
+    head = [
+        "config",
+        "reranker",
+        "model (revision)",
+        "dtype",
+        "top-k",
+        "queries",
+        *measures,
+        "forward passes",
+        "prompt tokens",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         model = r["model"] if r["model"] == "—" else f"`{r['model']}` ({r['revision']})"
-        cells = [f"`{r['id']}`", r["reranker_class"], model, r["dtype"], str(r["top_k"]),
-                 str(r["num_queries"])]
+        cells = [
+            f"`{r['id']}`",
+            r["reranker_class"],
+            model,
+            r["dtype"],
+            str(r["top_k"]),
+            str(r["num_queries"]),
+        ]
         cells += [f"{r['mean'][m]:.4f}" if m in r["mean"] else "—" for m in measures]
         cells += [str(r["forward_passes"]), str(r["prompt_tokens"])]
         lines.append("| " + " | ".join(cells) + " |")
