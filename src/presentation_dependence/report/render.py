@@ -55,6 +55,7 @@ def _table(runs: Sequence[dict[str, Any]]) -> list[str]:
         "Jaccard top-k",
         "top-k flip rate",
         "score var",
+        "Zeng PSI (slot buckets)",
         "passes/query",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -78,6 +79,9 @@ def _table(runs: Sequence[dict[str, Any]]) -> list[str]:
                         _fmt(s["jaccard_topk"]) if "jaccard_topk" in s else "—",
                         _fmt(s["changed_topk"], 2) if "changed_topk" in s else "—",
                         f"{s['score_var']['mean']:.4f}",
+                        "—"
+                        if block.get("zeng_psi_corpus") is None
+                        else f"{block['zeng_psi_corpus']:.3f}",
                         "—" if cost is None else f"{cost:.0f}",
                     ]
                 )
