@@ -214,3 +214,20 @@ def test_unfinished_run_cannot_be_evaluated(workdir):
     ExperimentManager(cfg, workdir / "run", shard=(0, 3)).run()
     with pytest.raises(PresdepError, match="unfinished"):
         EvalManager(workdir / "run").evaluate()
+
+
+def test_folder_from_before_an_option_existed_is_still_reused(workdir):
+    """A frozen config lacking a (since added) option at its default still matches."""
+    path = write_config(workdir, {"reranker_class": "IdentityReranker"})
+    cfg = load_experiment_config(path)
+    ExperimentManager(cfg, workdir / "run").run()
+    frozen = workdir / "run" / "resolved_config.yaml"
+    raw = yaml.safe_load(frozen.read_text())
+    del raw["robustness"]["confidence"]  # as if written before the option existed
+    frozen.write_text(yaml.safe_dump(raw, sort_keys=False))
+    again = ExperimentManager(cfg, workdir / "run").run()
+    assert again.reused == 6
+    raw["robustness"]["confidence"] = 0.9  # a real difference is still refused
+    frozen.write_text(yaml.safe_dump(raw, sort_keys=False))
+    with pytest.raises(ConfigError, match="different config"):
+        ExperimentManager(cfg, workdir / "run").run()

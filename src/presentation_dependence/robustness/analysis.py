@@ -14,9 +14,10 @@ score matrix of the M presentations (columns = candidates in input order):
 
 The nDCG in the *given* (first-stage) order is reported apart (``given_order``): it is the first
 presentation of the null. Means over queries carry seeded percentile-bootstrap intervals.
-``zeng_psi_corpus`` buckets presentations by where the relevant candidates sit in the prompt
-(front / middle / back third of the slots, by their mean relative slot) and is 1 − min/max of
-the bucket means of nDCG@k. That "position" is the slot in a listwise prompt, not Zeng et al.'s
+``zeng_psi_corpus`` buckets each presentation by the third of the prompt (front / middle /
+back) holding the query's best relevant candidate, averages nDCG@k per bucket within each query,
+keeps the queries that saw all three buckets (``zeng_queries``; none for the null, whose
+presentations never move), and is 1 − min/max of the bucket means over those queries. That "position" is the slot in a listwise prompt, not Zeng et al.'s
 position of the answer inside a passage; the two are never mixed in one number.
 """
 
@@ -87,14 +88,20 @@ def _bucket_ndcg(
     ideal: np.ndarray,
     rob: RobustnessConfig,
 ) -> dict[str, float]:
-    """Mean nDCG@k of the presentations whose relevant candidates sit front/middle/back."""
-    relevant = grades >= rob.relevant_grade
-    if not relevant.any():
+    """Mean nDCG@k of the presentations whose best relevant candidate sits front/middle/back.
+
+    The bucket of a presentation is the third of the prompt's slots holding the query's
+    best relevant candidate (highest grade, then first-stage rank). Empty when the query has
+    no relevant candidate.
+    """
+    relevant = np.flatnonzero(grades >= rob.relevant_grade)
+    if relevant.size == 0:
         return {}
+    best = int(relevant[np.argmax(grades[relevant])])  # argmax: first of the top grade
     width = max(int(slots.max()), 1)
     found: dict[str, list[float]] = {}
     for s, sl in zip(scores, slots, strict=True):
-        where = float(((sl[relevant] - 1) / max(width - 1, 1)).mean())  # 0 = first slot
+        where = (int(sl[best]) - 1) / max(width - 1, 1)  # 0 = first slot, 1 = last
         bucket = BUCKETS[min(int(where * 3), 2)]
         found.setdefault(bucket, []).append(ndcg_at_k(s, grades, k=rob.ndcg_k, ideal_gains=ideal))
     return {b: float(np.mean(v)) for b, v in found.items()}
@@ -157,18 +164,21 @@ def analyse(
         }
         buckets: dict[Hashable, list[float]] = {}
         for q in qids:
-            for b, v in _bucket_ndcg(
+            per_bucket = _bucket_ndcg(
                 table[q][var],
                 table[q][f"__slots__:{var}"],
                 table[q]["__grades__"],
                 table[q]["__ideal__"],
                 rob,
-            ).items():
-                buckets.setdefault(b, []).append(v)
+            )
+            if len(per_bucket) == len(BUCKETS):  # within-query comparison: every bucket seen
+                for b, v in per_bucket.items():
+                    buckets.setdefault(b, []).append(v)
         out["variants"][var] = {
             "num_presentations": int(table[qids[0]][var].shape[0]),
             "summary": _summarise(per_query, rob, seed, var),
-            "zeng_psi_corpus": zeng_psi_corpus(buckets) if len(buckets) > 1 else None,
+            "zeng_psi_corpus": zeng_psi_corpus(buckets) if buckets else None,
+            "zeng_queries": len(next(iter(buckets.values()))) if buckets else 0,
             "zeng_bucket_ndcg": {str(b): float(np.mean(v)) for b, v in buckets.items()},
             "per_query": per_query,
         }

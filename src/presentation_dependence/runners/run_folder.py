@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import yaml
+
 from presentation_dependence.config import ExperimentConfig
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.secrets import RedactingFilter, redact
 
@@ -44,6 +46,21 @@ def default_run_dir(cfg: ExperimentConfig, now: dt.datetime | None = None) -> Pa
     """``<output_root>/<id>/<UTC timestamp>``."""
     now = now or dt.datetime.now(dt.timezone.utc)
     return Path(cfg.output_root) / cfg.id / now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
+    """True when the folder's frozen config, validated by today's code, equals ``cfg``.
+
+    A folder written before an option existed has no line for it; it still matches when the
+    option's default is what ``cfg`` uses, so adding options does not orphan run folders.
+    """
+    from presentation_dependence.config.experiment import config_from_raw
+
+    try:
+        raw = yaml.safe_load(old_yaml) or {}
+        return bool(config_from_raw(raw, cfg.id) == cfg)
+    except (PresdepError, yaml.YAMLError, TypeError, ValueError):
+        return False
 
 
 class RunFolder:
@@ -100,7 +117,7 @@ class RunFolder:
         text = redact(cfg.to_yaml())
         if self.resolved_config.exists():
             old = self.resolved_config.read_text(encoding="utf-8")
-            if old != text:
+            if old != text and not _same_config(old, cfg):
                 diff = "".join(
                     difflib.unified_diff(
                         old.splitlines(True), text.splitlines(True), "in the run folder", "now"
