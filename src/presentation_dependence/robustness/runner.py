@@ -42,6 +42,7 @@ from presentation_dependence.robustness.store import (
     write_columnar,
     write_query,
 )
+from presentation_dependence.runners.experiment import shard_requests
 from presentation_dependence.runners.run_folder import RunFolder
 
 __all__ = ["PSIRunner"]
@@ -163,14 +164,8 @@ class PSIRunner:
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
         """Score what is missing (unless ``from_scores``); return the metrics once complete."""
-        folder = self.folder
-        folder.path.mkdir(parents=True, exist_ok=True)
-        handler = folder.attach_log()
-        try:
+        with self.folder.logging_to_file():
             return self._run(from_scores)
-        finally:
-            logging.getLogger("presentation_dependence").removeHandler(handler)
-            handler.close()
 
     def _run(self, from_scores: bool) -> dict[str, Any] | None:
         folder = self.folder
@@ -190,11 +185,7 @@ class PSIRunner:
             for r in dataset.requests
         }
         self._record_presentations(dataset, grades)
-        mine = [
-            r
-            for i, r in enumerate(dataset.requests)
-            if self.shard is None or i % self.shard[1] == self.shard[0]
-        ]
+        mine = shard_requests(dataset.requests, self.shard)
         todo = [r for r in mine if not self._query_path(r.query.qid).exists()]
         folder.append_provenance(
             collect_provenance(

@@ -26,7 +26,7 @@ from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
 
-__all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard"]
+__all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard", "shard_requests"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,13 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     if not (n >= 1 and 0 <= k < n):
         raise PresdepError(f"--shard {text!r}: need n >= 1 and 0 <= k < n")
     return k, n
+
+
+def shard_requests(
+    requests: Sequence[RerankRequest], shard: tuple[int, int] | None
+) -> list[RerankRequest]:
+    """The requests at 0-based positions ``i`` with ``i % n == k`` (all when ``shard`` is None)."""
+    return [r for i, r in enumerate(requests) if shard is None or i % shard[1] == shard[0]]
 
 
 @dataclass(frozen=True)
@@ -80,14 +87,8 @@ class ExperimentManager:
         return self._reranker
 
     def run(self) -> ExperimentSummary:
-        folder = self.folder
-        folder.path.mkdir(parents=True, exist_ok=True)
-        handler = folder.attach_log()
-        try:
-            return self._run(folder)
-        finally:
-            logging.getLogger("presentation_dependence").removeHandler(handler)
-            handler.close()
+        with self.folder.logging_to_file():
+            return self._run(self.folder)
 
     def _run(self, folder: RunFolder) -> ExperimentSummary:
         folder.freeze_config(self.cfg)
@@ -101,11 +102,7 @@ class ExperimentManager:
             and not folder.qrels_file.exists()
         ):
             write_qrels(dataset.qrels, folder.qrels_file)
-        mine = [
-            r
-            for i, r in enumerate(dataset.requests)
-            if self.shard is None or i % self.shard[1] == self.shard[0]
-        ]
+        mine = shard_requests(dataset.requests, self.shard)
         finished = folder.finished_qids()
         todo = [r for r in mine if r.query.qid not in finished]
         for r in mine:

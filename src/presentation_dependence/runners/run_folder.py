@@ -13,11 +13,12 @@ Layout (docs/RUN-ARTIFACTS.md)::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -145,11 +146,17 @@ class RunFolder:
         data["invocations"].append(dict(record))
         self.write_json(PROVENANCE, data)
 
-    def attach_log(self) -> logging.Handler:
-        """Send this package's log records to ``run.log`` too (with secrets redacted)."""
+    @contextlib.contextmanager
+    def logging_to_file(self) -> Iterator[None]:
+        """Within the block, this package's log records also go to ``run.log`` (redacted)."""
         self.path.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(self.path / LOG_FILE, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         handler.addFilter(RedactingFilter())
-        logging.getLogger("presentation_dependence").addHandler(handler)
-        return handler
+        logger = logging.getLogger("presentation_dependence")
+        logger.addHandler(handler)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            handler.close()
