@@ -105,7 +105,12 @@ def _forward_rate(reranker: GradeReranker, requests: Sequence[RerankRequest]) ->
         float(abs(s @ values - b @ values).max()) for s, b in zip(single, batched, strict=True)
     )
     n = non_embedding_parameters(backend.model)
+    cfg = backend.model.config
+    # Causal attention's own matmuls (QK^T and AV over the lower triangle): 2·L·d·T² per prompt.
+    attn = sum(2 * cfg.num_hidden_layers * cfg.hidden_size * len(p.input_ids) ** 2 for p in prompts)
     return {
+        "attention_flops": attn,
+        "achieved_flops_with_attention": (2 * n * stats.prompt_tokens + attn) / stats.seconds,
         "max_score_diff_batched_vs_one_at_a_time": batch_diff,
         "batched_prompts_per_pass": len(prompts),
         "non_embedding_parameters": n,

@@ -58,6 +58,18 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         )
         + f". Non-embedding parameters: {next(iter(r['by_dtype'].values()))['forward']['non_embedding_parameters']:,}.",
     ]
+    lines += [
+        "",
+        "Counting causal attention's own matmuls too (2·layers·hidden·T² per prompt, not in the "
+        "goal's formula): "
+        + "; ".join(
+            f"{dt} {_g(d['forward']['achieved_flops_with_attention'])} GFLOP/s = "
+            f"{d['forward']['achieved_flops_with_attention'] / d['matmul_flops']:.2f} of matmul"
+            for dt, d in r["by_dtype"].items()
+            if "achieved_flops_with_attention" in d["forward"]
+        )
+        + ".",
+    ]
     if "max_score_diff_bfloat16_vs_float32" in r:
         fp = r["by_dtype"]["float32"]["listwise"]["seconds"]
         bf = r["by_dtype"]["bfloat16"]["listwise"]["seconds"]
