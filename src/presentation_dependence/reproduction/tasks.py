@@ -1,0 +1,224 @@
+"""Task pipelines (``configs/reproduction/tasks/<task>.yaml``) and the per-job configs they generate.
+
+A task crosses a population's collections with a list of rerankers; each (collection, reranker)
+pair is a *job* with one generated experiment config and one run folder::
+
+    task: passage-reranking
+    description: ...
+    population: reranking-primary-18
+    collections: []                   # optional subset (ids or aliases); empty = all
+    output_root: runs/study           # configs: <output_root>/<task>/configs/<job>.yaml
+    seed: 0                           # run folders: <output_root>/<task>/<job>/
+    eval: {measures: [ndcg@10, map, mrr]}
+    robustness: {num_presentations: 10}
+    rerankers:
+      - {id: given-order, reranker: {reranker_class: IdentityReranker}}
+    stages:
+      - {id: rerank, per_job: true, command: "presdep run {config} --run-dir {run_dir} --eval"}
+
+Every generated config reads ``data/<data_dir>/fixture.jsonl`` with the FixtureLoader (what
+``setup_reproduction_data.py run`` materialises), keeps the collection's first-stage depth as
+``data.top_k`` and its ``relevance_level``, and is validated like any experiment config before it
+is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.config.experiment import config_from_raw
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.registry import did_you_mean
+from presentation_dependence.reproduction.plan import FIXTURE
+from presentation_dependence.reproduction.populations import Collection, Population, load_population
+
+__all__ = [
+    "TASKS_DIR",
+    "Job",
+    "RerankerSpec",
+    "StageSpec",
+    "Task",
+    "expand_jobs",
+    "generate_configs",
+    "job_config",
+    "list_tasks",
+    "load_task",
+]
+
+TASKS_DIR = Path("configs/reproduction/tasks")
+
+
+@dataclass(frozen=True)
+class RerankerSpec:
+    """A named reranker block (``reranker_class`` and its options)."""
+
+    id: str
+    reranker: dict[str, Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id or "--" in self.id or "/" in self.id:
+            raise ConfigError(f"reranker id {self.id!r}: use a plain token without '--' or '/'")
+        if "reranker_class" not in self.reranker:
+            raise ConfigError(f"reranker {self.id!r}: the block needs a reranker_class")
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage: a command template, run once (``per_job: false``) or once per job.
+
+    Placeholders: ``{task}``, ``{output_root}`` and, per job, ``{job}``, ``{config}``,
+    ``{run_dir}``, ``{collection}``, ``{reranker}``; once-only stages may use ``{run_dirs}``
+    (the run folders of every job evaluated so far, i.e. holding ``metrics.json``).
+    """
+
+    id: str
+    command: str
+    per_job: bool = True
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Task:
+    task: str
+    population: str
+    rerankers: list[RerankerSpec]
+    stages: list[StageSpec]
+    description: str = ""
+    collections: list[str] = field(default_factory=list)
+    output_root: str = "runs/study"
+    seed: int = 0
+    eval: dict[str, Any] = field(default_factory=dict)
+    robustness: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for kind, ids in (
+            ("reranker", [r.id for r in self.rerankers]),
+            ("stage", [s.id for s in self.stages]),
+        ):
+            if len(set(ids)) != len(ids):
+                raise ConfigError(f"task {self.task!r}: duplicate {kind} ids in {ids}")
+        if not self.rerankers:
+            raise ConfigError(f"task {self.task!r}: needs at least one reranker")
+
+    def stage(self, stage_id: str) -> StageSpec:
+        for s in self.stages:
+            if s.id == stage_id:
+                return s
+        ids = [s.id for s in self.stages]
+        raise ConfigError(
+            f"task {self.task!r} has no stage {stage_id!r}.{did_you_mean(stage_id, ids)} "
+            f"Stages: {', '.join(ids)}"
+        )
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.output_root) / self.task
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (collection, reranker) pair of a task."""
+
+    task: Task
+    collection: Collection
+    reranker: RerankerSpec
+
+    @property
+    def id(self) -> str:
+        return f"{self.collection.id}--{self.reranker.id}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.task.folder / "configs" / f"{self.id}.yaml"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.task.folder / self.id
+
+    def fixture(self, data_root: Path) -> Path:
+        return data_root / self.collection.data_dir / FIXTURE
+
+
+def list_tasks(root: str | Path = ".") -> list[str]:
+    return sorted(p.stem for p in (Path(root) / TASKS_DIR).glob("*.yaml"))
+
+
+def load_task(name_or_path: str | Path, root: str | Path = ".") -> Task:
+    """Load ``configs/reproduction/tasks/<name>.yaml`` (or a path) strictly."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = Path(root) / TASKS_DIR / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known = list_tasks(root)
+        raise ConfigError(
+            f"no task {str(name_or_path)!r} ({path} not found).{did_you_mean(str(name_or_path), known)} "
+            f"Known tasks: {', '.join(known) or '(none)'}"
+        )
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ConfigError("expected a mapping at the top level")
+        task = build_dataclass(Task, raw)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    if task.task != path.stem:
+        raise ConfigError(f"{path}: 'task' is {task.task!r}; it must equal the file stem")
+    return task
+
+
+def expand_jobs(
+    task: Task, population: Population | None = None, root: str | Path = "."
+) -> list[Job]:
+    """Every (collection, reranker) job, collections in population order."""
+    pop = population or load_population(task.population, root)
+    return [Job(task, c, r) for c in pop.select(task.collections or None) for r in task.rerankers]
+
+
+def job_config(job: Job, data_root: str = "data") -> dict[str, Any]:
+    """The experiment config (plain YAML mapping) of one job."""
+    c = job.collection
+    raw: dict[str, Any] = {
+        "description": f"{job.task.task}: {c.name} x {job.reranker.id}",
+        "seed": job.task.seed,
+        "output_root": str(job.task.folder),
+        "reranker": dict(job.reranker.reranker),
+        "data": {
+            "dataloader_class": "FixtureLoader",
+            "path": f"{data_root}/{c.data_dir}/{FIXTURE}",
+            "top_k": c.first_stage.depth,
+        },
+        "eval": {**job.task.eval, "relevance_level": c.relevance_level},
+    }
+    if job.task.robustness:
+        raw["robustness"] = dict(job.task.robustness)
+    return raw
+
+
+def generate_configs(
+    jobs: list[Job], data_root: str = "data", root: str | Path = "."
+) -> list[Path]:
+    """Validate and write every job's config (atomically); returns the paths written."""
+    written = []
+    for job in jobs:
+        raw = job_config(job, data_root)
+        try:
+            config_from_raw(raw, job.id)
+        except (ConfigError, RegistryError) as e:
+            raise ConfigError(f"task {job.task.task!r}, job {job.id}: {e}") from None
+        head = (
+            f"# Generated by 'python scripts/study.py task generate --task {job.task.task}'; "
+            "do not edit (edit the task or population YAML instead).\n"
+        )
+        path = Path(root) / job.config_path
+        atomic_write_text(path, head + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True))
+        written.append(path)
+    return written
