@@ -235,9 +235,9 @@ def write_report(
             cells = [c.strip() for c in line.strip("|").split("|")]
             if set("".join(cells)) <= {"-"}:
                 continue
-            body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+            body.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in cells) + "</tr>")
         elif line:
-            body.append(f"<p>{html.escape(line)}</p>")
+            body.append(f"<p>{_inline(line)}</p>")
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>Order-instability report"
         "</title><style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
@@ -247,6 +247,12 @@ def write_report(
     html_text = page + _wrap_tables(body) + "</body></html>\n"
     atomic_write_text(out / "report.html", html_text)
     return out / "report.md", out / "report.html"
+
+
+def _inline(text: str) -> str:
+    """Escape, then render Markdown code spans as <code>."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def _wrap_tables(parts: list[str]) -> str:
