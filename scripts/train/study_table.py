@@ -1,0 +1,47 @@
+"""The CPU-scale study's table: ``python scripts/train/study_table.py DL19_DIR [--out table.md]``.
+
+DL19_DIR holds one evaluated run folder per scorer (``presdep run --eval`` then ``presdep psi``),
+as ``run_cpu_study.py`` lays them out; rows follow the study's scorer order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.training.study import STUDENTS, study_table
+
+ORDER = ["off-the-shelf", "bsc", *(name for name, _ in STUDENTS)]
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("dl19_dir", help="folder of the scorers' run folders")
+    p.add_argument("--out", help="write the table here (else print it)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    root = Path(args.dl19_dir)
+    found = [p for p in root.iterdir() if (p / "psi" / "psi_metrics.json").is_file()]
+    found.sort(key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
+    if not found:
+        logging.getLogger("study_table").error("no finished run folders under %s", root)
+        return 2
+    table = study_table(found)
+    if args.out:
+        atomic_write_text(args.out, table)
+        logging.getLogger("study_table").info("wrote %s", args.out)
+    else:
+        sys.stdout.write(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""Training examples: silver queries -> views -> tokenised readout prompts, padded with slot masks.
+
+Each example is one query with its silver labels and V *views*: permutations of its candidates
+(slot j of view v shows candidate ``views[v, j]``). ``view_orders: shuffle`` draws them from
+``default_rng([seed, crc32("views"), crc32(source/qid), epoch])``, distinct from each other where
+the list allows it, fresh every epoch (:meth:`SilverDataset.set_epoch`, called by the trainer);
+they depend on the item and the epoch only, never on the process count or the batch. ``teacher``
+makes view 1 the silver's first teacher order.
+
+:class:`ReadoutCollator` renders every view with the reranker's :class:`PromptBuilder` (same
+template, cleaning, truncation and slot rule as serving, docs/SCORING.md) and left-pads the batch
+like the inference backend (``position_ids = cumsum(mask) − 1``), so a prompt is scored the same
+way in training and at serving. A query's identical views share one prompt row (``view_rows``
+maps view v of query q to its row), so two views that are the same presentation get the very
+same scores and the consistency term between them is exactly 0.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
+from presentation_dependence.training.silver import SilverQuery
+
+__all__ = ["ReadoutCollator", "SilverDataset", "TrainExample", "draw_views", "grade_token_ids"]
+
+
+@dataclass(frozen=True)
+class TrainExample:
+    """One query, its candidate texts, its labels (n,) and its views (V, n)."""
+
+    key: str
+    query: str
+    texts: tuple[str, ...]
+    labels: np.ndarray
+    views: np.ndarray
+
+
+def draw_views(
+    n: int,
+    num_views: int,
+    *,
+    seed: int,
+    key: str,
+    epoch: int,
+    teacher_order: Sequence[int] | None = None,
+) -> np.ndarray:
+    """``num_views`` permutations of ``n`` candidates; distinct while n! allows it.
+
+    With ``teacher_order`` the first view is that order and the others are drawn.
+    """
+    rng = np.random.default_rng(
+        [seed, zlib.crc32(b"views"), zlib.crc32(key.encode("utf-8")), epoch]
+    )
+    views: list[list[int]] = [] if teacher_order is None else [list(teacher_order)]
+    distinct = 1
+    for k in range(2, n + 1):
+        distinct *= k
+        if distinct >= num_views:
+            break
+    while len(views) < num_views:
+        cand = [int(i) for i in rng.permutation(n)]
+        if cand not in views or len(views) >= distinct:
+            views.append(cand)
+    return np.asarray(views, dtype=np.int64)
+
+
+class SilverDataset(torch.utils.data.Dataset[TrainExample]):
+    """Silver queries as training examples (map-style; views depend on the epoch)."""
+
+    def __init__(
+        self,
+        queries: Sequence[SilverQuery],
+        *,
+        teacher_orders: int,
+        views: int,
+        view_orders: str = "shuffle",
+        seed: int = 0,
+        max_candidates: int | None = None,
+    ) -> None:
+        self.queries = list(queries)
+        self.teacher_orders = teacher_orders
+        self.views = views
+        self.view_orders = view_orders
+        self.seed = seed
+        self.epoch = 0
+        for q in self.queries:
+            q.labels(teacher_orders)  # raises when the silver has too few orders
+            if max_candidates is not None and len(q.candidates) > max_candidates:
+                raise ConfigError(
+                    f"silver query {q.key} has {len(q.candidates)} candidates, more than the "
+                    f"student's chunk_size {max_candidates}: a view is one prompt. Fix: lower "
+                    "the data block's top_k or raise student.chunk_size"
+                )
+            if not q.candidates:
+                raise ConfigError(f"silver query {q.key} has no candidates")
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __getitem__(self, index: int) -> TrainExample:
+        q = self.queries[index]
+        teacher = q.presentations[0].tolist() if self.view_orders == "teacher" else None
+        views = draw_views(
+            len(q.candidates),
+            self.views,
+            seed=self.seed,
+            key=q.key,
+            epoch=self.epoch,
+            teacher_order=teacher,
+        )
+        return TrainExample(
+            key=q.key,
+            query=q.query,
+            texts=tuple(c.text for c in q.candidates),
+            labels=q.labels(self.teacher_orders),
+            views=views,
+        )
+
+
+def grade_token_ids(builder: PromptBuilder) -> tuple[int, ...]:
+    """The grade labels' token ids (builds one throwaway prompt the first time)."""
+    try:
+        return builder.grade_token_ids
+    except RuntimeError:
+        builder.build("query", ["passage"])
+        return builder.grade_token_ids
+
+
+class ReadoutCollator:
+    """Tokenise every view of every example into a left-padded batch with slot bookkeeping.
+
+    Returns tensors: ``input_ids``, ``attention_mask``, ``position_ids`` (R, L) for the R
+    distinct (query, view) prompts; ``readout_positions`` (R, N): the index of the logits each
+    slot is read from (0 on padding); ``slot_candidates`` (R, N): the candidate a slot shows (N
+    on padding); ``slot_mask`` (R, N); ``view_rows`` (Q, V): the row of view v of query q;
+    ``teacher_scores`` and ``candidate_mask`` (Q, N).
+    """
+
+    def __init__(self, builder: PromptBuilder, pad_token_id: int) -> None:
+        self.builder = builder
+        self.pad_token_id = int(pad_token_id)
+
+    def __call__(self, examples: Sequence[TrainExample]) -> dict[str, torch.Tensor]:
+        if not examples:
+            raise ValueError("an empty batch")
+        num_views = {len(ex.views) for ex in examples}
+        if len(num_views) != 1:
+            raise ValueError(f"examples of one batch have different view counts {num_views}")
+        n_max = max(len(ex.texts) for ex in examples)
+        prompts: list[BuiltPrompt] = []
+        rows: list[tuple[int, ...]] = []
+        view_rows = torch.zeros((len(examples), num_views.pop()), dtype=torch.long)
+        for q, ex in enumerate(examples):
+            seen: dict[tuple[int, ...], int] = {}
+            for v, view in enumerate(ex.views):
+                key = tuple(int(i) for i in view)
+                if key not in seen:
+                    seen[key] = len(prompts)
+                    prompts.append(self.builder.build(ex.query, [ex.texts[i] for i in key]))
+                    rows.append(key)
+                view_rows[q, v] = seen[key]
+        width = max(len(p.input_ids) for p in prompts)
+        r = len(prompts)
+        ids = torch.full((r, width), self.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((r, width), dtype=torch.long)
+        readout = torch.zeros((r, n_max), dtype=torch.long)
+        slot_cand = torch.full((r, n_max), n_max, dtype=torch.long)
+        slot_mask = torch.zeros((r, n_max), dtype=torch.bool)
+        for b, (p, view) in enumerate(zip(prompts, rows, strict=True)):
+            pad = width - len(p.input_ids)
+            ids[b, pad:] = torch.tensor(p.input_ids, dtype=torch.long)
+            mask[b, pad:] = 1
+            n = len(view)
+            readout[b, :n] = torch.tensor([pad + pos for pos in p.readout_positions])
+            slot_cand[b, :n] = torch.as_tensor(view, dtype=torch.long)
+            slot_mask[b, :n] = True
+        target = torch.zeros((len(examples), n_max), dtype=torch.float32)
+        cand_mask = torch.zeros((len(examples), n_max), dtype=torch.bool)
+        for q, ex in enumerate(examples):
+            target[q, : len(ex.texts)] = torch.as_tensor(ex.labels, dtype=torch.float32)
+            cand_mask[q, : len(ex.texts)] = True
+        return {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "position_ids": (mask.cumsum(-1) - 1).clamp(min=0),
+            "readout_positions": readout,
+            "slot_candidates": slot_cand,
+            "slot_mask": slot_mask,
+            "view_rows": view_rows,
+            "teacher_scores": target,
+            "candidate_mask": cand_mask,
+        }

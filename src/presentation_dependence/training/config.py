@@ -1,0 +1,336 @@
+"""Training configs: one YAML per student, ``configs/self-distill/<variant>.yaml``, loaded strictly.
+
+Unknown keys are errors with a did-you-mean (the same :func:`build_dataclass` as the experiment
+configs) and ``--override block.key=value`` assignments apply first (values parsed as YAML).
+``docs/TRAINING.md`` documents every block; :data:`VARIANTS` is the table of the four variants.
+
+A variant fixes the *shape* of the training signal and the config must agree with it, so a
+config cannot carry one name and train another thing:
+
+=================  =====================  =======  =======================================
+variant            labels (T)             views    loss
+=================  =====================  =======  =======================================
+single_order       one teacher order, 1   1        squared error to the silver scores
+order_averaged     mean of T >= 2 orders  1        squared error
+perm_aug           one teacher order, 1   >= 2     squared error on every view
+oc_sft             one teacher order, 1   >= 2     squared error + λ · consistency (λ > 0)
+=================  =====================  =======  =======================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from presentation_dependence.config.build import build_dataclass, to_plain
+from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+
+__all__ = [
+    "VARIANTS",
+    "LoraOptions",
+    "OptimOptions",
+    "SelectionOptions",
+    "SilverConfig",
+    "SplitsConfig",
+    "TrainingConfig",
+    "load_training_config",
+    "reranker_block",
+]
+
+Variant = Literal["single_order", "order_averaged", "perm_aug", "oc_sft"]
+VARIANTS: dict[str, str] = {
+    "single_order": "one teacher order (T=1), 1 view, squared error to silver",
+    "order_averaged": "mean over T teacher orders, 1 view, squared error",
+    "perm_aug": "one teacher order, 2 shuffled views, squared error on each view",
+    "oc_sft": "one teacher order, 2 shuffled views, squared error + λ·mean_d (s_A(d) − s_B(d))²",
+}
+EMBEDDED = "embedded:smollm2-135m-instruct"
+
+
+def _help(default: Any, text: str) -> Any:
+    return field(default=default, metadata={"help": text})
+
+
+def reranker_block(raw: Any, key: str) -> dict[str, Any]:
+    """Validate a reranker block; return it as a plain dict with every default filled in."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key}: expected a reranker block (a mapping), got {raw!r}")
+    if "reranker_class" not in raw:
+        raise ConfigError(f"{key}: the reranker block needs reranker_class (e.g. GradeReranker)")
+    try:
+        return RerankerConfig.from_raw(raw).to_plain()
+    except (RegistryError, ConfigError) as e:
+        raise ConfigError(f"{key}: {e}") from None
+
+
+def _default_grade_block() -> dict[str, Any]:
+    return {"reranker_class": "GradeReranker", "model_name": EMBEDDED, "max_passage_chars": 300}
+
+
+def _positive(name: str, value: Any, *, minimum: float = 1, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise ConfigError(
+            f"{name} must be >= {minimum}{' or null' if allow_none else ''}, got {value!r}"
+        )
+
+
+@dataclass(frozen=True)
+class SilverConfig:
+    """Where the silver labels are and how they are made (``scripts/train/make_silver.py``)."""
+
+    path: str = _help("runs/self-distill/silver/silver.jsonl", "the silver JSONL file")
+    teacher: dict[str, Any] = field(
+        default_factory=_default_grade_block,
+        metadata={"help": "the teacher: any registered reranker block"},
+    )
+    num_orders: int = _help(10, "T presentations per query scored by the teacher (seeded)")
+    seed: int = _help(0, "orders = default_rng([seed, crc32(qid)]) permutations, as BSC draws")
+    include_given_order: bool = _help(False, "make the first teacher order the given order")
+    data: list[DataConfig] = field(
+        default_factory=list, metadata={"help": "the training queries: a list of data blocks"}
+    )
+
+    def __post_init__(self) -> None:
+        _positive("silver.num_orders", self.num_orders)
+        _positive("silver.seed", self.seed, minimum=0)
+        object.__setattr__(self, "teacher", reranker_block(self.teacher, "silver.teacher"))
+
+
+@dataclass(frozen=True)
+class OptimOptions:
+    """The ``train`` block: optimisation."""
+
+    learning_rate: float = _help(2e-4, "AdamW learning rate of the LoRA parameters")
+    epochs: int = _help(1, "passes over the training queries (fresh shuffled views each)")
+    max_steps: int | None = _help(None, "stop after this many optimizer steps (overrides epochs)")
+    batch_size: int = _help(1, "queries per device per step (each with its views)")
+    grad_accum: int = _help(1, "gradient accumulation steps")
+    warmup_steps: int = _help(0, "linear warmup steps")
+    lr_scheduler: str = _help("linear", "transformers scheduler name: linear, constant, cosine")
+    weight_decay: float = _help(0.0, "AdamW weight decay")
+    max_grad_norm: float = _help(1.0, "gradient clipping")
+    optim: str = _help("adamw_torch", "transformers optimizer name")
+    logging_steps: int = _help(1, "log the loss and its parts every this many steps")
+    gradient_checkpointing: bool | None = _help(
+        None, "null = on for GPU, off on CPU (there it costs ~35% time for memory not needed)"
+    )
+    num_threads: int | None = _help(None, "torch.set_num_threads; null = leave")
+
+    def __post_init__(self) -> None:
+        if not self.learning_rate > 0:
+            raise ConfigError(f"train.learning_rate must be > 0, got {self.learning_rate}")
+        for name in ("epochs", "batch_size", "grad_accum", "logging_steps"):
+            _positive(f"train.{name}", getattr(self, name))
+        _positive("train.max_steps", self.max_steps, allow_none=True)
+        _positive("train.num_threads", self.num_threads, allow_none=True)
+        _positive("train.warmup_steps", self.warmup_steps, minimum=0)
+
+
+@dataclass(frozen=True)
+class LoraOptions:
+    """The ``lora`` block (peft ``LoraConfig``)."""
+
+    r: int = _help(8, "LoRA rank")
+    alpha: int = _help(16, "LoRA alpha (scaling alpha / r)")
+    dropout: float = _help(
+        0.0, "dropout on the LoRA branch while training (0: the consistency term sees order only)"
+    )
+    target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        metadata={"help": "module names that get an adapter"},
+    )
+
+    def __post_init__(self) -> None:
+        _positive("lora.r", self.r)
+        _positive("lora.alpha", self.alpha)
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"lora.dropout must be in [0, 1), got {self.dropout}")
+        if not self.target_modules:
+            raise ConfigError("lora.target_modules must name at least one module")
+
+
+@dataclass(frozen=True)
+class SplitsConfig:
+    """Query sets that must stay apart from training (docs/EVAL-PROTOCOL.md, λ selection)."""
+
+    test: list[DataConfig] = field(
+        default_factory=list, metadata={"help": "the test queries (never trained or selected on)"}
+    )
+    heldout: list[DataConfig] = field(
+        default_factory=list, metadata={"help": "the held-out queries λ is selected on"}
+    )
+
+
+@dataclass(frozen=True)
+class SelectionOptions:
+    """The ``selection`` block: the λ grid and how one is chosen (``select_lambda.py``)."""
+
+    lambdas: list[float] = field(
+        default_factory=lambda: [0.3, 1.0, 3.0], metadata={"help": "the λ grid (each > 0)"}
+    )
+    criterion: Literal["ndcg_mean", "tau_psi"] = _help(
+        "ndcg_mean",
+        "ndcg_mean: highest mean nDCG@k over shuffled presentations; tau_psi: lowest τ-PSI",
+    )
+    num_presentations: int = _help(5, "M shuffled presentations per held-out query")
+    seed: int = _help(0, "seed of the held-out presentations")
+    ndcg_k: int = _help(10, "nDCG cutoff")
+
+    def __post_init__(self) -> None:
+        if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
+            raise ConfigError(
+                f"selection.lambdas must be a non-empty list of λ > 0, got {self.lambdas}"
+            )
+        if len(set(self.lambdas)) != len(self.lambdas):
+            raise ConfigError(f"selection.lambdas repeats a value: {self.lambdas}")
+        _positive("selection.num_presentations", self.num_presentations, minimum=2)
+        _positive("selection.ndcg_k", self.ndcg_k)
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """One student: variant, labels, views, loss weight, optimisation, LoRA, splits."""
+
+    id: str = _help("", "the config file's stem (set automatically)")
+    description: str = _help("", "one line")
+    variant: Variant = field(
+        default="oc_sft", metadata={"help": "single_order | order_averaged | perm_aug | oc_sft"}
+    )
+    seed: int = _help(0, "seed of the views, the LoRA init and the data order")
+    output_dir: str = _help("", "checkpoint folder; empty = runs/self-distill/<id>")
+    student: dict[str, Any] = field(
+        default_factory=_default_grade_block,
+        metadata={
+            "help": "the reranker block the student is trained as and served as (a GradeReranker family "
+            "class); its dtype is the training dtype (auto: bfloat16 on GPU, the CPU default on CPU)"
+        },
+    )
+    silver: SilverConfig = field(
+        default_factory=SilverConfig, metadata={"help": "the silver labels"}
+    )
+    teacher_orders: int = _help(1, "T: labels = mean of the silver's first T teacher orders")
+    views: int = _help(1, "presentations of each query per step")
+    view_orders: Literal["shuffle", "teacher"] = field(
+        default="shuffle",
+        metadata={
+            "help": "shuffle: seeded random views per epoch; teacher: view 1 = the first "
+            "teacher order"
+        },
+    )
+    lambda_: float = _help(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
+    train: OptimOptions = field(default_factory=OptimOptions, metadata={"help": "optimisation"})
+    lora: LoraOptions = field(default_factory=LoraOptions, metadata={"help": "LoRA"})
+    splits: SplitsConfig = field(
+        default_factory=SplitsConfig, metadata={"help": "test and held-out queries"}
+    )
+    selection: SelectionOptions = field(
+        default_factory=SelectionOptions, metadata={"help": "λ selection"}
+    )
+
+    def __post_init__(self) -> None:
+        _positive("seed", self.seed, minimum=0)
+        _positive("teacher_orders", self.teacher_orders)
+        _positive("views", self.views)
+        if self.lambda_ < 0:
+            raise ConfigError(f"lambda_ must be >= 0, got {self.lambda_}")
+        student = reranker_block(self.student, "student")
+        cls = RerankerConfig.from_raw(student)
+        if not isinstance(cls.options, GradeRerankerOptions) or cls.options.adapter_path:
+            raise ConfigError(
+                f"student: a GradeReranker-family block without adapter_path is needed, got "
+                f"{student['reranker_class']} (the student is trained on the expected-grade readout)"
+            )
+        object.__setattr__(self, "student", student)
+        if self.teacher_orders > self.silver.num_orders:
+            raise ConfigError(
+                f"teacher_orders (T={self.teacher_orders}) > silver.num_orders "
+                f"({self.silver.num_orders}): the silver file has only that many orders"
+            )
+        self._check_variant()
+
+    def _check_variant(self) -> None:
+        v, t, views, lam = self.variant, self.teacher_orders, self.views, self.lambda_
+        problems = []
+        if v in ("single_order", "perm_aug", "oc_sft") and t != 1:
+            problems.append(f"teacher_orders must be 1, got {t}")
+        if v == "order_averaged" and t < 2:
+            problems.append(f"teacher_orders must be >= 2, got {t}")
+        if v in ("single_order", "order_averaged") and views != 1:
+            problems.append(f"views must be 1, got {views}")
+        if v in ("perm_aug", "oc_sft") and views < 2:
+            problems.append(f"views must be >= 2, got {views}")
+        if v == "oc_sft" and lam <= 0:
+            problems.append(f"lambda_ must be > 0, got {lam}")
+        if v != "oc_sft" and lam != 0:
+            problems.append(f"lambda_ must be 0 (only oc_sft has a consistency term), got {lam}")
+        if v in ("perm_aug", "oc_sft") and self.view_orders != "shuffle":
+            problems.append("view_orders must be 'shuffle'")
+        if problems:
+            raise ConfigError(
+                f"variant {v!r} ({VARIANTS[v]}): " + "; ".join(problems) + ". Fix the config or "
+                "pick the variant that matches it"
+            )
+
+    @property
+    def student_options(self) -> GradeRerankerOptions:
+        opts = RerankerConfig.from_raw(self.student).options
+        assert isinstance(opts, GradeRerankerOptions)
+        return opts
+
+    @property
+    def student_class(self) -> type[GradeReranker]:
+        from presentation_dependence.rerankers import RERANKERS
+
+        cls = RERANKERS.get(self.student["reranker_class"])
+        assert isinstance(cls, type) and issubclass(cls, GradeReranker)
+        return cls
+
+    @property
+    def resolved_output_dir(self) -> Path:
+        return Path(self.output_dir or f"runs/self-distill/{self.id or 'student'}")
+
+    def with_changes(self, **changes: Any) -> TrainingConfig:
+        return replace(self, **changes)
+
+    def to_plain(self) -> dict[str, Any]:
+        d: dict[str, Any] = to_plain(self)
+        d["output_dir"] = str(self.resolved_output_dir)
+        return d
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_plain(), sort_keys=False, allow_unicode=True)
+
+
+def training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> TrainingConfig:
+    raw = dict(raw)
+    raw.setdefault("id", config_id)
+    return build_dataclass(TrainingConfig, raw)
+
+
+def load_training_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainingConfig:
+    """Load ``path`` (safe YAML), apply ``--override`` assignments, validate strictly."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"training config not found: {path} (see configs/self-distill/)")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    raw = apply_overrides(raw, overrides, "--override")
+    if "id" in raw and raw["id"] != path.stem:
+        raise ConfigError(f"{path}: the config's id {raw['id']!r} differs from its file name")
+    try:
+        return training_config_from_raw(raw, path.stem)
+    except (ConfigError, RegistryError) as e:
+        raise ConfigError(f"{path}: {e}") from None

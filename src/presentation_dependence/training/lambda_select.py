@@ -1,0 +1,240 @@
+"""λ selection for OC-SFT on a held-out split that no test query is in.
+
+For every λ of ``selection.lambdas`` an OC-SFT student is trained (or reused, when its folder
+holds a student trained from the same config) and scored on the held-out queries, each in its
+given order and under M seeded shuffles (``random_shuffle`` draws of the PSI protocol, seed
+``selection.seed``), through the ordinary reranker with ``adapter_path``. The off-the-shelf base
+model is scored the same way for reference. The chosen λ maximises ``ndcg_mean`` (mean nDCG@k
+over the shuffles) or minimises ``tau_psi``, per ``selection.criterion``; ties go to the smaller
+λ. Before anything is trained the held-out split is checked against the test split (same qid or
+same text: refused) and against the training queries (same text, or same qid in the same
+source: refused). ``lambda_selection.json`` records the curve and the choice,
+``lambda_curve.md`` shows it. Trained students and held-out scores are reused on a rerun when
+their config, adapter and held-out set are unchanged.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.config.experiment import RerankerConfig
+from presentation_dependence.data import load_dataset
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.metrics.ranking import ndcg_at_k
+from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.readout.adapter import adapter_sha256
+from presentation_dependence.records import RerankRequest
+from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.rerankers.grade import clear_model_cache
+from presentation_dependence.robustness.analysis import query_metrics
+from presentation_dependence.robustness.config import RobustnessConfig
+from presentation_dependence.robustness.presentations import PerturbationContext, draw_presentations
+from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.silver import SilverSet, read_silver
+from presentation_dependence.training.splits import check_disjoint, load_split
+
+__all__ = ["choose_lambda", "evaluate_heldout", "run_lambda_selection"]
+
+log = logging.getLogger(__name__)
+
+HeldoutQuery = tuple[str, RerankRequest, dict[str, int]]  # (source, request, qrels of the query)
+
+
+def load_heldout(blocks: Sequence[DataConfig]) -> list[HeldoutQuery]:
+    out: list[HeldoutQuery] = []
+    for block in blocks:
+        ds = load_dataset(block)
+        judged = ds.qrels.judgements if ds.qrels is not None else {}
+        out += [(ds.name, r, dict(judged.get(r.query.qid, {}))) for r in ds.requests]
+    return out
+
+
+def evaluate_heldout(
+    reranker: Reranker,
+    heldout: Sequence[HeldoutQuery],
+    *,
+    num_presentations: int,
+    seed: int,
+    ndcg_k: int = 10,
+) -> dict[str, Any]:
+    """Mean nDCG@k in the given order and over M shuffles, τ-PSI and friends, over queries."""
+    rob = RobustnessConfig(num_presentations=num_presentations, ndcg_k=ndcg_k)
+    per_query: dict[str, dict[str, float]] = {}
+    for source, req, qrels in heldout:
+        cands = list(req.candidates)
+        n = len(cands)
+        grades = np.array([qrels.get(c.docid, 0) for c in cands], dtype=np.float64)
+        ideal = np.array(list(qrels.values()) or [0], dtype=np.float64)
+        ctx = PerturbationContext(grades=grades)
+        perms = draw_presentations("random_shuffle", n, num_presentations, seed, req.query.qid, ctx)
+        matrix = np.zeros((len(perms), n))
+        for m, perm in enumerate(perms):
+            res = reranker.rank(req.query, [cands[i] for i in perm])
+            matrix[m, perm] = [it.score for it in res.items]
+        given = np.array([it.score for it in reranker.rank(req.query, cands).items])
+        metrics = query_metrics(matrix, grades, ideal, rob)
+        metrics["ndcg_given"] = ndcg_at_k(given, grades, k=ndcg_k, ideal_gains=ideal)
+        per_query[f"{source}/{req.query.qid}"] = metrics
+    keys = ("ndcg_given", "ndcg_mean", "tau_psi", "mean_tau", "delta_ndcg", "score_var")
+    means = {k: float(np.mean([pq[k] for pq in per_query.values()])) for k in keys}
+    return {**means, "num_queries": len(per_query), "per_query": per_query}
+
+
+def choose_lambda(curve: Sequence[dict[str, Any]], criterion: str) -> float:
+    """The λ of the best row: highest ``ndcg_mean`` or lowest ``tau_psi``; ties -> smaller λ."""
+    if criterion not in ("ndcg_mean", "tau_psi"):
+        raise ConfigError(f"unknown selection criterion {criterion!r}")
+    sign = -1.0 if criterion == "ndcg_mean" else 1.0
+    best = min(curve, key=lambda row: (round(sign * float(row[criterion]), 12), row["lambda"]))
+    return float(best["lambda"])
+
+
+def _student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
+    block = dict(cfg.student)
+    if adapter is not None:
+        block["adapter_path"] = str(adapter)
+    rc = RerankerConfig.from_raw(block)
+    return build_reranker(rc.reranker_class, rc.options)
+
+
+def _trained(cfg: TrainingConfig) -> bool:
+    out = cfg.resolved_output_dir
+    resolved = out / "resolved_config.yaml"
+    return (
+        (out / "adapter" / "adapter_model.safetensors").is_file()
+        and resolved.is_file()
+        and (resolved.read_text(encoding="utf-8") == cfg.to_yaml())
+    )
+
+
+def _cached_eval(
+    path: Path, key: dict[str, Any], reranker: Reranker, heldout: Sequence[HeldoutQuery]
+) -> dict[str, Any]:
+    """:func:`evaluate_heldout`, reused from ``path`` when it was made with the same ``key``."""
+    if path.is_file():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("key") == key:
+            return dict(saved["result"])
+    result = evaluate_heldout(
+        reranker,
+        heldout,
+        num_presentations=key["num_presentations"],
+        seed=key["seed"],
+        ndcg_k=key["ndcg_k"],
+    )
+    atomic_write_text(path, json.dumps({"key": key, "result": result}, indent=1) + "\n")
+    return result
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    head = "| λ | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | train loss |"
+    lines = [f"# λ selection ({result['config_id']}, criterion {result['criterion']})", "", head]
+    lines.append("|---|---|---|---|---|---|")
+    for row in [result["base"], *result["curve"]]:
+        lam = "base (no adapter)" if row["lambda"] is None else f"{row['lambda']:g}"
+        if row.get("lambda") == result["chosen_lambda"]:
+            lam = f"**{lam}** (chosen)"
+        loss = row.get("train_loss")
+        lines.append(
+            f"| {lam} | {row['ndcg_given']:.4f} | {row['ndcg_mean']:.4f} | {row['tau_psi']:.4f} "
+            f"| {row['delta_ndcg']:.4f} | {'—' if loss is None else f'{loss:.4f}'} |"
+        )
+    lines += ["", f"{result['heldout_queries']} held-out queries, M={result['num_presentations']}."]
+    return "\n".join(lines) + "\n"
+
+
+def run_lambda_selection(
+    cfg: TrainingConfig,
+    *,
+    out_dir: str | Path,
+    argv: Sequence[str] | None = None,
+    silver: SilverSet | None = None,
+) -> dict[str, Any]:
+    """Check the splits, train one OC-SFT student per λ, score them on held-out, choose."""
+    from presentation_dependence.training.trainer import train_student
+
+    if cfg.variant != "oc_sft":
+        raise ConfigError(
+            f"λ selection tunes the OC-SFT consistency weight; {cfg.id} is {cfg.variant}"
+        )
+    sel = cfg.selection
+    if not cfg.splits.heldout:
+        raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
+    if not cfg.splits.test:
+        raise ConfigError("splits.test is empty: name the test queries so overlap can be refused")
+    heldout = load_heldout(cfg.splits.heldout)
+    refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
+    test = load_split(cfg.splits.test)
+    check_disjoint("held-out queries", refs, "test", test)
+    silver = silver if silver is not None else read_silver(cfg.silver.path)
+    train_refs = [(q.source, q.qid, q.query) for q in silver.queries]
+    check_disjoint("held-out queries", refs, "training", train_refs, qid_scope="source")
+    if sel.criterion == "ndcg_mean" and any(not qrels for _, _, qrels in heldout):
+        raise ConfigError("criterion ndcg_mean needs judgements for every held-out query")
+    out = Path(out_dir)
+    evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
+    key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
+    base_result = _cached_eval(
+        out / "base_heldout_eval.json", key, _student_reranker(cfg, None), heldout
+    )
+    base = {"lambda": None, **base_result}
+    clear_model_cache()
+    curve: list[dict[str, Any]] = []
+    for lam in sel.lambdas:
+        sub = cfg.with_changes(lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
+        if _trained(sub):
+            log.info("λ=%g: reusing the student in %s", lam, sub.resolved_output_dir)
+        else:
+            train_student(sub, argv=argv, silver=silver)
+            gc.collect()
+        prov = json.loads((sub.resolved_output_dir / "provenance.json").read_text("utf-8"))
+        adapter = sub.resolved_output_dir / "adapter"
+        sub_key = {**key, "adapter_sha256": adapter_sha256(adapter)}
+        evaluated = _cached_eval(
+            sub.resolved_output_dir / "heldout_eval.json",
+            sub_key,
+            _student_reranker(cfg, adapter),
+            heldout,
+        )
+        row = {
+            "lambda": float(lam),
+            "adapter": str(adapter),
+            "train_loss": prov.get("train_loss"),
+            **evaluated,
+        }
+        clear_model_cache()
+        log.info("λ=%g: nDCG shuffled %.4f, τ-PSI %.4f", lam, row["ndcg_mean"], row["tau_psi"])
+        curve.append(row)
+    chosen = choose_lambda(curve, sel.criterion)
+    result = {
+        "config_id": cfg.id,
+        "criterion": sel.criterion,
+        "chosen_lambda": chosen,
+        "chosen_adapter": next(r["adapter"] for r in curve if math.isclose(r["lambda"], chosen)),
+        "curve": curve,
+        "base": base,
+        "heldout_queries": len(heldout),
+        "heldout": [f"{s}/{q}" for s, q, _ in refs],
+        "test_queries_checked": len(test),
+        **evaluate,
+        "config": cfg.to_plain(),
+        "provenance": collect_provenance(
+            argv=argv, seeds={"seed": cfg.seed, "selection": sel.seed}
+        ),
+    }
+    atomic_write_text(
+        out / "lambda_selection.json", json.dumps(result, indent=1, default=str) + "\n"
+    )
+    atomic_write_text(out / "lambda_curve.md", _markdown(result))
+    log.info("chose λ=%g (%s); wrote %s", chosen, sel.criterion, out / "lambda_selection.json")
+    return result

@@ -1,0 +1,190 @@
+"""The student: base model + fresh LoRA adapter, its prompt builder, and its differentiable readout.
+
+:func:`student_scores` is the readout of ``docs/SCORING.md`` with gradients: logits are computed
+at the readout positions only (``logits_to_keep`` = the sorted union of the batch's positions),
+the four grade logits are softmaxed in float32, and E[g] = Σ g·P(g) is scattered from slots back
+to candidates, so ``scores[q, v, d]`` is candidate d's score in view v of query q.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from presentation_dependence.models.embedded import ResolvedModel, resolve_model
+from presentation_dependence.optional import import_optional
+from presentation_dependence.readout.backend import dtype_name, resolve_device, resolve_dtype
+from presentation_dependence.readout.prompt import PromptBuilder, get_template
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.training.config import LoraOptions
+
+__all__ = ["Student", "load_student", "student_scores", "takes_logits_to_keep"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Student:
+    """A LoRA-wrapped causal LM ready to train on the readout."""
+
+    model: Any  # peft.PeftModel
+    tokenizer: Any
+    builder: PromptBuilder
+    grade_token_ids: tuple[int, ...]
+    resolved: ResolvedModel
+    dtype: torch.dtype
+    device: torch.device
+    use_logits_to_keep: bool
+
+    @property
+    def pad_token_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.tokenizer.eos_token_id
+        return int(pad) if pad is not None else 0
+
+    def parameter_counts(self) -> dict[str, int]:
+        total = sum(p.numel() for p in self.model.parameters())
+        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+        return {"total": total, "trainable": trainable}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model_name": self.resolved.model_name,
+            "resolved_path": self.resolved.path,
+            "model_source": self.resolved.source,
+            "revision": self.resolved.revision,
+            "dtype": dtype_name(self.dtype),
+            "device": str(self.device),
+            "logits_to_keep": self.use_logits_to_keep,
+            "parameters": self.parameter_counts(),
+        }
+
+
+def takes_logits_to_keep(model: Any) -> bool:
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
+def load_student(
+    options: GradeRerankerOptions,
+    lora: LoraOptions,
+    *,
+    reranker_class: type[GradeReranker] = GradeReranker,
+    seed: int = 0,
+) -> Student:
+    """Load the base model of ``options`` in its dtype and wrap it with a new LoRA adapter.
+
+    The device is where training will run (the Trainer moves the model there): cuda when
+    available unless ``options.device`` says cpu.
+    """
+    peft = import_optional("peft", extra="train", purpose="training a student (LoRA)")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device = resolve_device(options.device)
+    dtype = resolve_dtype(options.dtype, device)
+    resolved = resolve_model(options.model_name, options.revision)
+    hub_revision = resolved.revision if resolved.source == "hub" else None
+    t0 = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(
+        resolved.path, revision=hub_revision, trust_remote_code=options.trust_remote_code
+    )
+    base: Any = AutoModelForCausalLM.from_pretrained(
+        resolved.path,
+        revision=hub_revision,
+        dtype=dtype,
+        trust_remote_code=options.trust_remote_code,
+    )
+    if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
+        base.hf_quantizer = None
+        base.is_quantized = False
+    torch.manual_seed(seed)  # the LoRA A init
+    config = peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    model = peft.get_peft_model(base, config)
+    budget = options.max_prompt_tokens
+    if budget is None:
+        text_config = base.config.get_text_config()
+        budget = getattr(text_config, "max_position_embeddings", None)
+    builder = PromptBuilder(
+        tokenizer,
+        get_template(options.template),
+        options.grade_labels,
+        max_passage_chars=options.max_passage_chars,
+        max_prompt_tokens=budget,
+        chat_template_kwargs=reranker_class.chat_template_kwargs,
+    )
+    from presentation_dependence.training.collate import grade_token_ids
+
+    student = Student(
+        model=model,
+        tokenizer=tokenizer,
+        builder=builder,
+        grade_token_ids=grade_token_ids(builder),
+        resolved=resolved,
+        dtype=dtype,
+        device=device,
+        use_logits_to_keep=takes_logits_to_keep(model),
+    )
+    counts = student.parameter_counts()
+    log.info(
+        "student %s (%s) in %s: %d trainable of %d parameters, loaded in %.1f s",
+        resolved.model_name,
+        resolved.revision,
+        dtype_name(dtype),
+        counts["trainable"],
+        counts["total"],
+        time.perf_counter() - t0,
+    )
+    return student
+
+
+def student_scores(
+    model: Any,
+    batch: Mapping[str, torch.Tensor],
+    grade_token_ids: Sequence[int],
+    *,
+    use_logits_to_keep: bool = True,
+) -> torch.Tensor:
+    """E[g] per candidate and view, (Q, V, N), differentiable; padding columns are 0.
+
+    The model runs once over the batch's R distinct prompts; ``view_rows`` spreads the rows
+    back to (query, view).
+    """
+    readout = batch["readout_positions"]
+    slot_mask = batch["slot_mask"]
+    rows, n = readout.shape
+    kwargs: dict[str, Any] = {
+        "input_ids": batch["input_ids"],
+        "attention_mask": batch["attention_mask"],
+        "position_ids": batch["position_ids"],
+        "use_cache": False,
+    }
+    if use_logits_to_keep:
+        keep = torch.unique(readout[slot_mask])  # sorted
+        kwargs["logits_to_keep"] = keep
+        column = torch.searchsorted(keep, readout).clamp(max=keep.numel() - 1)
+    else:
+        column = readout
+    logits = model(**kwargs).logits  # (rows, K, vocab)
+    grade_ids = torch.as_tensor(list(grade_token_ids), dtype=torch.long, device=logits.device)
+    grade_logits = logits.index_select(-1, grade_ids)  # (rows, K, G)
+    picked = grade_logits.gather(1, column.unsqueeze(-1).expand(-1, -1, grade_ids.numel()))
+    probs = torch.softmax(picked.float(), dim=-1)
+    values = torch.arange(grade_ids.numel(), dtype=torch.float32, device=probs.device)
+    slot_scores = torch.where(slot_mask, probs @ values, torch.zeros((), device=probs.device))
+    aligned = torch.zeros((rows, n + 1), dtype=slot_scores.dtype, device=slot_scores.device)
+    aligned = aligned.scatter(1, batch["slot_candidates"], slot_scores)[:, :n]
+    return aligned[batch["view_rows"]]  # (Q, V, N): identical views share a row

@@ -1,0 +1,80 @@
+"""Query splits that must not meet: training, held-out (λ selection) and test queries.
+
+Two queries *overlap* when they have the same normalised text (lower-cased, whitespace runs
+collapsed), or the same qid. Across the test set the qid rule is strict (any source), so a
+held-out split can never share an id with a test query; between training and held-out queries
+it applies within one source only (two collections may number their queries alike, e.g.
+NovelEval "3" and SciFact "3"). ``docs/EVAL-PROTOCOL.md`` ("λ selection") states the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data import load_dataset
+from presentation_dependence.errors import ConfigError
+
+__all__ = ["QueryRef", "SplitOverlapError", "check_disjoint", "load_split", "normalise_query"]
+
+QueryRef = tuple[str, str, str]  # (source, qid, text)
+
+
+class SplitOverlapError(ConfigError):
+    """Two splits that must be disjoint share queries."""
+
+
+def normalise_query(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def load_split(blocks: Sequence[DataConfig]) -> list[QueryRef]:
+    """``(source, qid, text)`` of every query the data blocks give."""
+    out: list[QueryRef] = []
+    for block in blocks:
+        ds = load_dataset(block)
+        out += [(ds.name, r.query.qid, r.query.text) for r in ds.requests]
+    return out
+
+
+def overlaps(
+    a: Sequence[QueryRef], b: Sequence[QueryRef], *, qid_scope: Literal["any", "source"] = "any"
+) -> list[tuple[QueryRef, QueryRef, str]]:
+    """Every pair (query of a, query of b, reason) that overlaps."""
+    by_text: dict[str, QueryRef] = {normalise_query(t): (s, q, t) for s, q, t in b}
+    by_qid: dict[tuple[str, ...], QueryRef] = {}
+    for s, q, t in b:
+        by_qid[(q,) if qid_scope == "any" else (s, q)] = (s, q, t)
+    found = []
+    for ref in a:
+        s, q, t = ref
+        other = by_qid.get((q,) if qid_scope == "any" else (s, q))
+        if other is not None:
+            found.append((ref, other, "same qid"))
+            continue
+        other = by_text.get(normalise_query(t))
+        if other is not None:
+            found.append((ref, other, "same query text"))
+    return found
+
+
+def check_disjoint(
+    name_a: str,
+    a: Sequence[QueryRef],
+    name_b: str,
+    b: Sequence[QueryRef],
+    *,
+    qid_scope: Literal["any", "source"] = "any",
+) -> None:
+    """Raise :class:`SplitOverlapError` naming the shared queries when ``a`` and ``b`` overlap."""
+    found = overlaps(a, b, qid_scope=qid_scope)
+    if not found:
+        return
+    shown = "; ".join(f"{x[0]}/{x[1]} ~ {y[0]}/{y[1]} ({why})" for x, y, why in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    raise SplitOverlapError(
+        f"{len(found)} {name_a} overlap the {name_b} queries: {shown}{more}. The {name_a} must be "
+        f"disjoint from every {name_b} query (docs/EVAL-PROTOCOL.md, λ selection). Fix: drop "
+        "those queries from one side, or rename qids that only collide by accident"
+    )

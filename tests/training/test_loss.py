@@ -1,0 +1,67 @@
+"""The readout losses as pure functions (no model, no peft)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from presentation_dependence.training.loss import consistency, masked_mse, readout_loss
+
+
+def test_masked_mse_is_per_query_mean_then_mean_over_queries():
+    pred = torch.tensor([[1.0, 2.0, 0.0], [3.0, 0.0, 0.0]])
+    target = torch.tensor([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, False], [True, False, False]])
+    # query 0: (1 + 4) / 2 = 2.5; query 1: 4 / 1 = 4; mean 3.25
+    assert masked_mse(pred, target, mask).item() == pytest.approx(3.25)
+
+
+def test_padding_contributes_nothing_even_when_nan_or_inf():
+    mask = torch.tensor([[True, True, False, False]])
+    clean = torch.tensor([[1.0, 2.0, 0.0, 0.0]], requires_grad=True)
+    dirty = torch.tensor([[1.0, 2.0, float("nan"), float("inf")]], requires_grad=True)
+    target = torch.tensor([[0.5, 1.0, 7.0, -3.0]])
+    a, b = masked_mse(clean, target, mask), masked_mse(dirty, target, mask)
+    assert a.item() == b.item()
+    b.backward()
+    assert torch.isfinite(dirty.grad).all()
+    assert dirty.grad[0, 2:].abs().sum().item() == 0.0
+
+
+def test_batch_loss_is_mean_of_its_queries_whatever_their_lengths():
+    s1 = torch.tensor([[[1.0, 2.0, 3.0], [1.5, 2.5, 2.0]]])
+    s2 = torch.tensor([[[0.5, 9.0, 9.0], [0.0, 9.0, 9.0]]])  # one real candidate
+    t1, t2 = torch.tensor([[1.0, 1.0, 1.0]]), torch.tensor([[2.0, 0.0, 0.0]])
+    m1, m2 = torch.tensor([[True] * 3]), torch.tensor([[True, False, False]])
+    alone = [readout_loss(s, t, m, 0.5).total for s, t, m in ((s1, t1, m1), (s2, t2, m2))]
+    batch = readout_loss(torch.cat([s1, s2]), torch.cat([t1, t2]), torch.cat([m1, m2]), 0.5)
+    assert batch.total.item() == pytest.approx(sum(x.item() for x in alone) / 2)
+
+
+def test_consistency_is_zero_for_identical_views_and_positive_otherwise():
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    a = torch.rand(2, 4)
+    assert consistency(a, a.clone(), mask).item() == 0.0
+    assert consistency(a, a + 0.1, mask).item() > 0
+    same = readout_loss(torch.stack([a, a], dim=1), torch.zeros(2, 4), mask, 3.0)
+    assert same.consistency.item() == 0.0
+    assert same.total.item() == same.fit.item()
+
+
+def test_total_is_fit_plus_lambda_times_consistency():
+    scores = torch.rand(3, 2, 5)
+    target = torch.rand(3, 5) * 3
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    parts = readout_loss(scores, target, mask, 2.0)
+    assert parts.total.item() == pytest.approx(parts.fit.item() + 2.0 * parts.consistency.item())
+    fit = (masked_mse(scores[:, 0], target, mask) + masked_mse(scores[:, 1], target, mask)) / 2
+    assert parts.fit.item() == pytest.approx(fit.item())
+    one_view = readout_loss(scores[:, :1], target, mask, 2.0)
+    assert one_view.consistency.item() == 0.0
+
+
+def test_shape_errors():
+    with pytest.raises(ValueError):
+        readout_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.ones(2, 3, dtype=torch.bool))
+    with pytest.raises(ValueError):
+        masked_mse(torch.zeros(2, 3), torch.zeros(2, 4), torch.ones(2, 3, dtype=torch.bool))
