@@ -62,6 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for d in readout["by_dtype"].values():
         for part in ("listwise", "pointwise"):
             d[part].pop("scores", None)
+    from presentation_dependence.bench.generative import generative_listwise_rate
+
+    bf = readout["by_dtype"].get("bfloat16") or next(iter(readout["by_dtype"].values()))
+    generative = generative_listwise_rate(
+        requests,
+        model_name=args.model,
+        dtype="bfloat16" if "bfloat16" in readout["by_dtype"] else args.dtypes[0],
+        num_threads=args.threads,
+        readout_docs_per_second=bf["listwise"]["docs_per_second"],
+    )
     training = None
     if not args.skip_training:
         from presentation_dependence.bench.training import training_step_benchmark
@@ -75,12 +85,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "packages": package_versions(),
         "data": data,
         "readout": readout,
+        "generative_listwise": generative,
         "training": training,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")
     logging.getLogger("bench").info("wrote %s", args.out)
     if args.doc:
         text = benchmarks_markdown(results)
+        g = generative
+        text += (
+            "\n## Generative listwise (RankGPT-style sliding window) on the same documents\n\n"
+            f"{g['generative_listwise_docs_per_second']:.3f} docs/s ({g['windows']} windows, "
+            f"{g['generated_tokens']} generated tokens, response statuses "
+            f"{g['response_statuses']}); the listwise readout "
+            f"({bf['listwise']['docs_per_second']:.2f} docs/s, same dtype) is "
+            f"**{g['readout_over_generative']:.1f}×** faster (goal ≥ 3: "
+            f"{'met' if g['goal_met'] else 'missed'}).\n"
+        )
         if training is not None:
             from presentation_dependence.bench.training import training_benchmark_markdown
 

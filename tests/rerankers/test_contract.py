@@ -39,6 +39,13 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
     cls = RERANKERS.get(name)
     fields = {f.name for f in dataclasses.fields(cls.config_cls)}
     kw: dict[str, object] = {}
+    reason = getattr(cls, "unavailable_reason", lambda: None)()
+    if reason:
+        pytest.skip(f"{name}: {reason}")
+    if "base_url" in fields:  # an API reranker: a loopback server serving the tiny model
+        from presentation_dependence.serving.chat_server import shared_chat_server_url
+
+        kw.update(base_url=shared_chat_server_url(tiny_model), model=tiny_model, use_cache=False)
     if "model_name" in fields:
         kw.update(model_name=tiny_model, device="cpu", dtype="float32")
     if "chunk_size" in fields and cls.paradigm is not Paradigm.POINTWISE:

@@ -1,0 +1,373 @@
+"""ClosedModelGenBscReranker: a hosted teacher over an OpenAI-compatible chat-completions API.
+
+The model reads the readout's user turn (template ``pathc_grade_v1``: the query and B passages
+tagged ``[1]..[B]``) and *writes* one line ``[i] grade:g`` per passage. Each query is shown in
+K shuffled presentations (``num_orders``; orders from ``default_rng([seed, crc32(qid)])``, the
+same stream as BatchedSelfConsistencyReranker); a candidate's score is the mean of its
+parseable grades over the K presentations. The parser is strict (:func:`parse_grades`): a line
+that is not exactly ``[i] grade:g`` with ``g`` in 0..3, a slot answered twice, or a slot not
+answered leaves that candidate's grade for that presentation *missing*: counted in the details
+(``missing_grades``), never credited. A candidate with no parseable grade at all scores 0 and
+is flagged ``all_missing``.
+
+HTTP: the standard library only (``urllib.request``). Requests run concurrently up to
+``max_concurrency``; 429, 5xx, timeouts, connection errors and malformed bodies are retried
+with exponential backoff and jitter from a seeded generator (``Retry-After`` respected, capped
+at ``backoff_max_s``), at most ``max_retries`` times; a request that still fails raises
+:class:`ApiRequestError`, so a query is never written half-answered. Answers are cached on disk
+(one JSON file per request, written atomically) under the sha256 of the model snapshot, the
+full prompt messages (so the candidate order is in the key), the template and parser versions
+and the sampling settings. The API key is read from the environment variable ``api_key_env``
+at request time; it is never stored in the options, the cache or the details.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.readout.prompt import clean_text, get_template
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
+from presentation_dependence.rerankers.self_consistency import presentations
+
+__all__ = [
+    "PARSER_VERSION",
+    "ApiRequestError",
+    "ChatClient",
+    "ClosedModelGenBscOptions",
+    "ClosedModelGenBscReranker",
+    "parse_grades",
+]
+
+logger = logging.getLogger(__name__)
+
+PARSER_VERSION = "grade_lines_v1"
+_LINE = re.compile(r"^\s*\[(\d+)\]\s*grade\s*:\s*(\d+)\s*$", re.IGNORECASE)
+GRADE_LABELS = ("0", "1", "2", "3")
+
+
+class ApiRequestError(PresdepError, RuntimeError):
+    """A chat request failed after every retry, or was refused (4xx other than 429)."""
+
+
+def _opt(default: Any, help_: str) -> Any:
+    return field(default=default, metadata={"help": help_})
+
+
+@dataclass(frozen=True)
+class ClosedModelGenBscOptions(RerankerOptions):
+    """Options of ClosedModelGenBscReranker (a hosted teacher writing grades as text)."""
+
+    model: str = _opt("gpt-4o-mini", "the API's model name")
+    model_snapshot: str | None = _opt(
+        None, "the dated snapshot the cache is keyed on (e.g. gpt-4o-mini-2024-07-18); null = model"
+    )
+    base_url: str = _opt("https://api.openai.com/v1", "OpenAI-compatible base URL")
+    api_key_env: str = _opt("OPENAI_API_KEY", "environment variable holding the API key")
+    num_orders: int = _opt(3, "K: shuffled presentations per query (K requests)")
+    seed: int = _opt(0, "presentations and retry jitter come from this seed")
+    template: str = _opt("pathc_grade_v1", "the user-turn template (docs/SCORING.md)")
+    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
+    temperature: float = _opt(0.0, "sampling temperature (part of the cache key)")
+    top_p: float = _opt(1.0, "nucleus sampling (part of the cache key)")
+    max_tokens: int | None = _opt(None, "answer budget; null = 12 per candidate + 16")
+    max_concurrency: int = _opt(4, "requests in flight at once")
+    timeout_s: float = _opt(60.0, "per-request timeout in seconds")
+    max_retries: int = _opt(6, "retries per request on 429 / 5xx / timeout / malformed body")
+    backoff_base_s: float = _opt(1.0, "first backoff; doubles per retry, with jitter")
+    backoff_max_s: float = _opt(60.0, "cap on one backoff (and on Retry-After)")
+    use_cache: bool = _opt(True, "read and write the on-disk answer cache")
+    cache_dir: str | None = _opt(None, "cache folder; null = <presdep cache>/api-teacher")
+
+    def __post_init__(self) -> None:
+        for name in ("model", "base_url", "api_key_env"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or not v:
+                raise ConfigError(f"{name} must be a non-empty string, got {v!r}")
+        for name, lo in (("num_orders", 1), ("max_concurrency", 1), ("max_retries", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError(f"seed must be an integer >= 0, got {self.seed!r}")
+        for name in ("timeout_s", "backoff_max_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+                raise ConfigError(f"{name} must be a number > 0, got {v!r}")
+        b = self.backoff_base_s
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or b < 0:
+            raise ConfigError(f"backoff_base_s must be a number >= 0, got {b!r}")
+        if not isinstance(self.use_cache, bool):
+            raise ConfigError(f"use_cache must be true or false, got {self.use_cache!r}")
+        if "://" not in self.base_url:
+            raise ConfigError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+        get_template(self.template)
+
+
+def parse_grades(text: str, n: int) -> tuple[list[int | None], int]:
+    """Strictly parse ``[i] grade:g`` lines; return the grade per slot (None = missing) and the
+    number of non-empty lines that were not a valid answer line.
+
+    A slot answered twice is missing (conflict), as is a grade outside 0..3 or a slot > n.
+    """
+    found: dict[int, list[int]] = {}
+    bad = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            bad += 1
+            continue
+        slot, grade = int(m.group(1)), int(m.group(2))
+        if not 1 <= slot <= n or not 0 <= grade <= 3:
+            bad += 1
+            continue
+        found.setdefault(slot, []).append(grade)
+    grades: list[int | None] = []
+    for slot in range(1, n + 1):
+        got = found.get(slot, [])
+        grades.append(got[0] if len(got) == 1 else None)
+        bad += max(0, len(got) - 1)
+    return grades, bad
+
+
+class ChatClient:
+    """A chat-completions client with bounded retries, backoff + seeded jitter, call counts."""
+
+    def __init__(self, opts: ClosedModelGenBscOptions) -> None:
+        self.opts = opts
+        self._rng = np.random.default_rng([opts.seed, 0xA91])
+        self._lock = threading.Lock()
+        self.http_calls = 0
+        self.retries = 0
+        self.failures: dict[str, int] = {}
+
+    def _count(self, kind: str) -> None:
+        with self._lock:
+            self.failures[kind] = self.failures.get(kind, 0) + 1
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        with self._lock:
+            jitter = float(self._rng.uniform(0.5, 1.0))
+        delay = self.opts.backoff_base_s * (2**attempt) * jitter
+        if retry_after is not None:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, float(retry_after))
+        return float(min(delay, self.opts.backoff_max_s))
+
+    def complete(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``payload`` to ``/chat/completions``; return the parsed JSON response."""
+        url = self.opts.base_url.rstrip("/") + "/chat/completions"
+        data = json.dumps(payload).encode("utf-8")
+        last = "no attempt"
+        for attempt in range(self.opts.max_retries + 1):
+            headers = {"Content-Type": "application/json"}
+            key = os.environ.get(self.opts.api_key_env)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
+            retry_after: str | None = None
+            with self._lock:
+                self.http_calls += 1
+            try:
+                with urllib.request.urlopen(req, timeout=self.opts.timeout_s) as resp:
+                    raw = resp.read()
+                body = json.loads(raw)
+                content = body["choices"][0]["message"]["content"]
+                if not isinstance(content, str):
+                    raise TypeError("message content is not a string")
+                return dict(body)
+            except urllib.error.HTTPError as e:
+                if e.code != 429 and e.code < 500:
+                    raise ApiRequestError(
+                        f"{url} refused the request: HTTP {e.code} {e.reason}. Fix: check the "
+                        f"model name, base_url and the key in ${self.opts.api_key_env}"
+                    ) from None
+                retry_after = e.headers.get("Retry-After") if e.headers else None
+                last = f"HTTP {e.code}"
+                self._count(str(e.code))
+            except TimeoutError as e:
+                last = f"timeout ({e})"
+                self._count("timeout")
+            except urllib.error.URLError as e:
+                if isinstance(e.reason, TimeoutError):
+                    last, kind = "timeout", "timeout"
+                else:
+                    last, kind = f"connection error ({e.reason})", "connection"
+                self._count(kind)
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                last = f"malformed body ({type(e).__name__})"
+                self._count("malformed")
+            except (ConnectionError, OSError) as e:
+                last = f"connection error ({e})"
+                self._count("connection")
+            if attempt == self.opts.max_retries:
+                break
+            with self._lock:
+                self.retries += 1
+            delay = self._backoff(attempt, retry_after)
+            logger.info("chat request failed (%s); retry %d in %.2f s", last, attempt + 1, delay)
+            time.sleep(delay)
+        raise ApiRequestError(
+            f"{url}: no valid answer after {self.opts.max_retries + 1} attempts; last: {last}"
+        )
+
+
+@RERANKERS.register()
+class ClosedModelGenBscReranker:
+    """A hosted chat model writes an integer grade per candidate; grades averaged over K orders."""
+
+    paradigm: ClassVar[Paradigm] = Paradigm.MITIGATION
+    config_cls: ClassVar[type[RerankerOptions]] = ClosedModelGenBscOptions
+
+    def __init__(self, options: RerankerOptions | None = None) -> None:
+        opts = options if options is not None else self.config_cls()
+        if not isinstance(opts, ClosedModelGenBscOptions):
+            raise TypeError(f"{type(self).__name__} takes ClosedModelGenBscOptions, got {opts!r}")
+        self.options: ClosedModelGenBscOptions = opts
+        self.client = ChatClient(opts)
+
+    @property
+    def cache_dir(self) -> Path:
+        if self.options.cache_dir is not None:
+            return Path(self.options.cache_dir).expanduser()
+        from presentation_dependence.models.embedded import cache_root
+
+        return cache_root() / "api-teacher"
+
+    def _payload(self, messages: list[dict[str, str]], n: int) -> dict[str, Any]:
+        o = self.options
+        return {
+            "model": o.model,
+            "messages": messages,
+            "temperature": o.temperature,
+            "top_p": o.top_p,
+            "max_tokens": o.max_tokens if o.max_tokens is not None else 12 * n + 16,
+            "seed": o.seed,
+        }
+
+    def cache_key(self, payload: Mapping[str, Any]) -> str:
+        o = self.options
+        fields = {
+            "model_snapshot": o.model_snapshot or o.model,
+            "messages": payload["messages"],
+            "template": o.template,
+            "parser": PARSER_VERSION,
+            "sampling": {k: payload[k] for k in ("temperature", "top_p", "max_tokens", "seed")},
+        }
+        blob = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _answer(self, payload: dict[str, Any]) -> tuple[str, str, bool]:
+        """(answer text, responding model, cached?) for one presentation."""
+        key = self.cache_key(payload)
+        path = self.cache_dir / key[:2] / f"{key}.json"
+        if self.options.use_cache and path.is_file():
+            try:
+                hit = json.loads(path.read_text(encoding="utf-8"))
+                return str(hit["content"]), str(hit.get("response_model", "")), True
+            except (ValueError, KeyError):
+                logger.warning("ignoring unreadable cache entry %s", path)
+        body = self.client.complete(payload)
+        content = str(body["choices"][0]["message"]["content"])
+        model = str(body.get("model", ""))
+        if self.options.use_cache:
+            entry = {
+                "key": key,
+                "model_snapshot": self.options.model_snapshot or self.options.model,
+                "response_model": model,
+                "template": self.options.template,
+                "parser": PARSER_VERSION,
+                "payload": payload,
+                "content": content,
+            }
+            atomic_write_text(path, json.dumps(entry, ensure_ascii=False, indent=1) + "\n")
+        return content, model, False
+
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        o = self.options
+        n = len(candidates)
+        details: dict[str, Any] = {"template": o.template, "parser": PARSER_VERSION}
+        if n == 0:
+            return RankResult.from_scores(query, candidates, [], details=details)
+        template = get_template(o.template)
+        texts = [clean_text(c.text, o.max_passage_chars) for c in candidates]
+        orders = presentations(n, query.qid, num_orders=o.num_orders, seed=o.seed)
+        payloads = []
+        for order in orders:
+            user = template.render_user(
+                clean_text(query.text), [texts[i] for i in order], GRADE_LABELS
+            )
+            payloads.append(self._payload([{"role": "user", "content": user}], n))
+        calls0, retries0 = self.client.http_calls, self.client.retries
+        with ThreadPoolExecutor(max_workers=min(o.max_concurrency, len(payloads))) as pool:
+            answers = list(pool.map(self._answer, payloads))
+        grades: list[list[int | None]] = [[] for _ in range(n)]
+        bad_lines = 0
+        for order, (text, _, _) in zip(orders, answers, strict=True):
+            parsed, bad = parse_grades(text, n)
+            bad_lines += bad
+            for slot, i in enumerate(order):
+                grades[i].append(parsed[slot])
+        scores = np.zeros(n, dtype=np.float64)
+        item_details: list[dict[str, Any]] = []
+        for i, gs in enumerate(grades):
+            ok = [g for g in gs if g is not None]
+            scores[i] = float(np.mean(ok)) if ok else 0.0
+            item_details.append(
+                {"grades": gs, "parsed": len(ok), "missing": len(gs) - len(ok)}
+                | ({"all_missing": True} if not ok else {})
+            )
+        details.update(
+            presentations=len(orders),
+            orders=orders,
+            missing_grades=sum(d["missing"] for d in item_details),
+            all_missing_candidates=sum(1 for d in item_details if not d["parsed"]),
+            invalid_lines=bad_lines,
+            cache_hits=sum(1 for a in answers if a[2]),
+            http_calls=self.client.http_calls - calls0,
+            retries=self.client.retries - retries0,
+            response_models=sorted({a[1] for a in answers if a[1]}),
+        )
+        if details["missing_grades"]:
+            logger.warning(
+                "query %s: %d of %d grades unparseable (not credited), %d candidates with none",
+                query.qid,
+                details["missing_grades"],
+                n * len(orders),
+                details["all_missing_candidates"],
+            )
+        return RankResult.from_scores(
+            query, candidates, scores, item_details=item_details, details=details
+        )
+
+    def describe(self) -> dict[str, Any]:
+        opts = asdict(self.options)  # holds the *name* of the key variable, never its value
+        return {
+            "reranker_class": type(self).__name__,
+            "paradigm": self.paradigm.value,
+            "model": self.options.model,
+            "model_snapshot": self.options.model_snapshot or self.options.model,
+            "parser": PARSER_VERSION,
+            "template": self.options.template,
+            "options": opts,
+        }

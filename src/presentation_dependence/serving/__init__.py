@@ -1,0 +1,1 @@
+"""Serving helpers: a loopback OpenAI-compatible chat server (tests, demos, the contract suite)."""

@@ -1,0 +1,212 @@
+"""A loopback OpenAI-compatible ``/v1/chat/completions`` server, with injectable faults.
+
+It serves a local causal LM (greedy generation through transformers) or any ``responder``
+callable, on ``127.0.0.1`` at a free port, in a daemon thread. Faults are injected by a queue
+of one-shot fault names taken in request order (``"429"``, ``"500"``, ``"timeout"``: sleep past
+the client's timeout and then answer, ``"malformed"``: a 200 with a body that is not a chat
+completion). Every request is counted, so tests can show what was retried and what was not.
+
+Used by ``tests/rerankers/test_api_teacher.py`` and by the reranker contract suite
+(:func:`shared_chat_server_url`). It binds loopback only and never reads an API key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FAULTS",
+    "ChatServer",
+    "Responder",
+    "TransformersResponder",
+    "shared_chat_server_url",
+]
+
+logger = logging.getLogger(__name__)
+
+Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
+FAULTS = ("429", "500", "timeout", "malformed")
+
+
+class TransformersResponder:
+    """Greedy chat completion with a local causal LM (one generation at a time)."""
+
+    def __init__(self, model_path: str, *, max_new_tokens: int = 64) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model: Any = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+        self.model.eval()
+        self.model_name = model_path
+        self.max_new_tokens = max_new_tokens
+        self._lock = threading.Lock()
+
+    def __call__(self, messages: Sequence[Mapping[str, Any]], body: Mapping[str, Any]) -> str:
+        import torch
+
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], add_generation_prompt=True, tokenize=False
+        )
+        enc = self.tokenizer(str(text), add_special_tokens=False, return_tensors="pt")
+        ids: Any = enc["input_ids"]
+        limit = body.get("max_tokens") or self.max_new_tokens
+        pad = self.tokenizer.pad_token_id
+        with self._lock, torch.inference_mode():
+            out = self.model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=int(min(limit, self.max_new_tokens)),
+                do_sample=False,
+                pad_token_id=pad if pad is not None else self.tokenizer.eos_token_id,
+            )
+        return str(self.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True))
+
+
+class ChatServer:
+    """``with ChatServer(responder) as srv: srv.url`` -> ``http://127.0.0.1:PORT/v1``."""
+
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        model_name: str = "loopback-model",
+        faults: Iterable[str] = (),
+        timeout_sleep_s: float = 1.0,
+        expected_api_key: str | None = None,
+    ) -> None:
+        self.responder = responder
+        self.model_name = model_name
+        self.timeout_sleep_s = timeout_sleep_s
+        self.expected_api_key = expected_api_key
+        self._faults: deque[str] = deque()
+        self.lock = threading.Lock()
+        self.counts: Counter[str] = Counter()  # requests, ok, and one entry per fault served
+        self.served_prompts: Counter[str] = Counter()  # user content -> 200 answers written
+        self.add_faults(faults)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def add_faults(self, faults: Iterable[str]) -> None:
+        for f in faults:
+            if f not in FAULTS:
+                raise ValueError(f"unknown fault {f!r}; known: {FAULTS}")
+            with self.lock:
+                self._faults.append(f)
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> ChatServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                logger.debug("chat server: " + format, *args)
+
+            def _send(self, code: int, body: bytes, headers: Mapping[str, str] = {}) -> None:
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up
+                    pass
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(n)
+                with server.lock:
+                    server.counts["requests"] += 1
+                    fault = server._faults.popleft() if server._faults else None
+                if server.expected_api_key is not None and self.headers.get("Authorization") != (
+                    "Bearer " + server.expected_api_key
+                ):
+                    self._send(401, b'{"error": {"message": "bad key"}}')
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                if fault is not None:
+                    with server.lock:
+                        server.counts[fault] += 1
+                    if fault == "429":
+                        self._send(
+                            429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0"}
+                        )
+                        return
+                    if fault == "500":
+                        self._send(500, b'{"error": {"message": "boom"}}')
+                        return
+                    if fault == "malformed":
+                        self._send(200, b'{"choices": [ this is not json')
+                        return
+                    time.sleep(server.timeout_sleep_s)  # "timeout": answer too late
+                body = json.loads(raw)
+                messages = body["messages"]
+                text = server.responder(messages, body)
+                out = {
+                    "id": "chatcmpl-loopback",
+                    "object": "chat.completion",
+                    "model": server.model_name,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                }
+                with server.lock:
+                    if fault is None:
+                        server.counts["ok"] += 1
+                        server.served_prompts[str(messages[-1].get("content", ""))] += 1
+                self._send(200, json.dumps(out).encode("utf-8"))
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+_SHARED: dict[str, ChatServer] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_chat_server_url(model_path: str) -> str:
+    """The URL of a process-wide loopback server greedily serving ``model_path`` (started once)."""
+    with _SHARED_LOCK:
+        srv = _SHARED.get(model_path)
+        if srv is None:
+            srv = ChatServer(TransformersResponder(model_path), model_name=model_path).start()
+            _SHARED[model_path] = srv
+        return srv.url
