@@ -41,7 +41,13 @@ def _write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def test_registry_names() -> None:
-    assert LOADERS.names() == ["BeirLoader", "FixtureLoader", "RankLLMJsonLoader", "TrecRunLoader"]
+    assert LOADERS.names() == [
+        "BeirLoader",
+        "FixtureLoader",
+        "HotpotQALoader",
+        "RankLLMJsonLoader",
+        "TrecRunLoader",
+    ]
 
 
 def test_fixture_loader_top_k_and_max_queries(tmp_path: Path) -> None:

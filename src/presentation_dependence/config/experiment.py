@@ -23,6 +23,7 @@ from presentation_dependence.config.build import build_dataclass, to_plain
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.eval_config import EvalConfig
 from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.qa.config import QAConfig
 from presentation_dependence.rerankers import RERANKERS, RerankerOptions
 from presentation_dependence.robustness.config import RobustnessConfig
 
@@ -80,6 +81,10 @@ class ExperimentConfig:
     data: DataConfig = field(default_factory=DataConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     robustness: RobustnessConfig = field(default_factory=RobustnessConfig)
+    qa: QAConfig = field(
+        default_factory=QAConfig,
+        metadata={"help": "QA with a frozen reader ('presdep qa'; keys in docs/QA.md)"},
+    )
 
     def __post_init__(self) -> None:
         if not self.id or "/" in self.id or self.id.startswith("."):

@@ -9,6 +9,7 @@ from typing import Any
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.eval_config import EvalConfig
 from presentation_dependence.config.experiment import ExperimentConfig
+from presentation_dependence.qa.config import QAConfig
 from presentation_dependence.rerankers import RERANKERS
 from presentation_dependence.robustness.config import RobustnessConfig
 
@@ -52,13 +53,15 @@ def schema_markdown() -> str:
         "(`PRESDEP__BLOCK__KEY=value`); precedence: YAML < environment < CLI. The result is "
         "frozen into the run folder as `resolved_config.yaml`.\n",
         "## Top level\n",
-        _table(ExperimentConfig, skip=("reranker", "data", "eval", "robustness")),
+        _table(ExperimentConfig, skip=("reranker", "data", "eval", "robustness", "qa")),
         "## `data`\n",
         _table(DataConfig),
         "## `eval`\n",
         _table(EvalConfig),
         "## `robustness` (`presdep psi`)\n",
         _table(RobustnessConfig),
+        "## `qa` (`presdep qa`, docs/QA.md)\n",
+        _table(QAConfig),
         "## `reranker`\n",
         "`reranker_class` names a registered reranker; the other keys of the block are that "
         "reranker's options:\n",

@@ -1,5 +1,6 @@
 """Data loaders: config ``data`` block -> :class:`Dataset` of rerank requests and judgements."""
 
+from presentation_dependence.data import hotpotqa  # noqa: F401  (registers HotpotQALoader)
 from presentation_dependence.data.loaders import (
     LOADERS,
     BeirLoader,

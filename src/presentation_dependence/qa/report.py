@@ -1,0 +1,149 @@
+"""``qa/qa_metrics.json`` as Markdown tables (``scripts/qa_doc.py`` puts them in docs/QA.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["END", "START", "measured_by", "render_qa_markdown", "splice"]
+
+NULL = "same_order"
+
+# (key in a variant's summary, label); shares are over presentations unless said otherwise.
+_ROWS = (
+    ("ndcg_mean", "QA nDCG@{k} (mean over presentations)"),
+    ("delta_ndcg", "ΔnDCG@{k} (max − min over presentations)"),
+    ("tau_psi", "τ-PSI"),
+    ("jaccard_retained", "retained-set Jaccard (mean pairwise)"),
+    ("retained_changed", "retained set changed (share of questions)"),
+    ("gold_recall", "gold paragraphs retained (recall)"),
+    ("answer_flip", "**answer flip rate** (share of questions)"),
+    ("distinct_answers", "distinct normalised answers per question"),
+    ("em", "EM (mean over presentations)"),
+    ("f1", "F1 (mean over presentations)"),
+    ("right_to_wrong", "right→wrong vs given order (share of presentations)"),
+    ("wrong_to_right", "wrong→right vs given order (share of presentations)"),
+    ("any_right_to_wrong", "questions with a right→wrong flip (share)"),
+    ("any_wrong_to_right", "questions with a wrong→right flip (share)"),
+)
+
+
+def _ci(block: Mapping[str, Any] | None) -> str:
+    if not block or block.get("mean") is None:
+        return "n/a"
+    return f"{block['mean']:.3f} [{block['ci_low']:.3f}, {block['ci_high']:.3f}]"
+
+
+def _diff(block: Mapping[str, Any]) -> str:
+    return (
+        f"{block['mean_diff']:+.3f} [{block['ci_low']:+.3f}, {block['ci_high']:+.3f}], "
+        f"p = {block['p_permutation']:.3g}"
+    )
+
+
+def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
+    """Three tables: order instability and flips per variant; EM/F1 against the control; cost."""
+    k = metrics["ndcg_k"]
+    level = round(100 * metrics["confidence"])
+    setup = metrics.get("setup", {})
+    variants = list(metrics["variants"])
+    head = [
+        f"{v} (M = {metrics['variants'][v]['num_presentations']})"
+        if v != NULL
+        else f"same-order null (M = {metrics['variants'][v]['num_presentations']})"
+        for v in variants
+    ]
+    out = [
+        f"{metrics['num_questions']} questions; retention {setup.get('retention', '?')}, "
+        f"reader order {setup.get('reader_order', '?')}; reader `{setup.get('reader', {}).get('name', '?')}`; "
+        f"means over questions with {level}% percentile-bootstrap intervals "
+        f"(seed {setup.get('presentation_seed', '?')}).",
+        "",
+        f"Given (first-stage) order: QA nDCG@{k} {_ci(metrics['given_order']['ndcg'])}, "
+        f"gold recall of the retained paragraphs {_ci(metrics['given_order']['gold_recall'])}.",
+        "",
+        "| metric | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(variants),
+    ]
+    for key, label in _ROWS:
+        cells = [_ci(metrics["variants"][v]["summary"].get(key)) for v in variants]
+        out.append(f"| {label.format(k=k)} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "| reader input | EM | F1 | ΔEM vs control | ΔF1 vs control |",
+        "|---|---|---|---|---|",
+        f"| all paragraphs, given order (control) | {_ci(metrics['control']['em'])} | "
+        f"{_ci(metrics['control']['f1'])} | | |",
+    ]
+    g = metrics["given_order"]
+    out.append(
+        f"| retained, given order | {_ci(g['em'])} | {_ci(g['f1'])} | "
+        f"{_diff(g['vs_control']['em'])} | {_diff(g['vs_control']['f1'])} |"
+    )
+    for v in variants:
+        block = metrics["variants"][v]
+        s = block["summary"]
+        out.append(
+            f"| retained, {v} (mean over presentations) | {_ci(s['em'])} | {_ci(s['f1'])} | "
+            f"{_diff(block['vs_control']['em'])} | {_diff(block['vs_control']['f1'])} |"
+        )
+    out += ["", "| flips (counts) | " + " | ".join(head) + " |", "|---|" + "---|" * len(variants)]
+    for key, label in (
+        ("presentations", "presentations read"),
+        ("right_to_wrong", "right→wrong presentations"),
+        ("wrong_to_right", "wrong→right presentations"),
+        ("questions_answer_flip", "questions whose answer flips"),
+        ("questions_any_right_to_wrong", "questions with a right→wrong flip"),
+        ("questions_any_wrong_to_right", "questions with a wrong→right flip"),
+    ):
+        cells = [str(metrics["variants"][v]["flip_counts"][key]) for v in variants]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    cost = metrics.get("cost", {})
+    if cost:
+        parts = [
+            f"{v}: {cost[v]['forward_passes_per_question']:.1f} scoring passes, "
+            f"{cost[v]['generations_per_question']:.1f} of {cost[v]['reads_per_question']:.0f} "
+            "reads generated"
+            for v in variants
+            if v in cost
+        ]
+        sec = cost.get("seconds_per_question", {})
+        out += [
+            "",
+            "Cost per question: " + "; ".join(parts) + f"; control: 1 read. "
+            f"Wall time {sec.get('mean', 0.0):.1f} s per question, {sec.get('total', 0.0) / 60:.1f} min "
+            "in all (the rest of the reads were answered from the prompt-hash cache).",
+        ]
+    return "\n".join(out) + "\n"
+
+
+START = "<!-- qa-results:start -->"
+END = "<!-- qa-results:end -->"
+
+
+def measured_by(provenance: Mapping[str, Any]) -> str:
+    """One line naming the last ``presdep qa`` invocation that computed questions."""
+    runs = [
+        inv
+        for inv in provenance.get("invocations", [])
+        if inv.get("phase") == "qa" and inv.get("queries", {}).get("to_compute")
+    ]
+    if not runs:
+        return "Measured by: (no recorded `presdep qa` invocation)."
+    inv = runs[-1]
+    git = inv.get("git", {})
+    commit = (git.get("commit") or "?")[:12] + (" (dirty)" if git.get("dirty") else "")
+    return (
+        f"Measured by `{' '.join(inv.get('command', []))}` at {inv.get('time_utc', '?')}, "
+        f"git {commit}, torch {inv.get('packages', {}).get('torch', '?')}, "
+        f"transformers {inv.get('packages', {}).get('transformers', '?')}."
+    )
+
+
+def splice(doc: str, block: str) -> str:
+    """``doc`` with the text between the qa-results markers replaced by ``block``."""
+    if doc.count(START) != 1 or doc.count(END) != 1 or doc.index(START) > doc.index(END):
+        raise ValueError(f"the document needs one {START} ... {END} pair")
+    head, rest = doc.split(START)
+    _, tail = rest.split(END)
+    return f"{head}{START}\n{block.rstrip()}\n{END}{tail}"

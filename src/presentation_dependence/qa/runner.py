@@ -1,0 +1,267 @@
+"""QARunner: presentations -> paragraph scores -> retained paragraphs -> reader answers.
+
+``presdep qa CONFIG --run-dir DIR``. Per question (``data``: :class:`HotpotQALoader`):
+
+1. the presentations of the ``robustness`` block are drawn exactly as ``presdep psi`` draws
+   them (:meth:`PSIRunner.presentations`: same seeds, the same-order null included);
+2. each presentation is scored by the configured reranker (B = its ``chunk_size``) and the
+   ``qa`` retention rule keeps the top-k paragraphs (or those scoring >= a threshold);
+3. the frozen reader answers from the retained paragraphs (first-stage order by default) and,
+   once per question, from all paragraphs in the given order (the control);
+4. answers are scored with HotpotQA EM/F1 against the gold answers.
+
+Each question's record is written atomically to ``qa/per_question/<qid>.json`` (the resume
+unit; a rerun checks it was drawn the same way). Once every question is done, ``qa/qa_records.jsonl``
+(all records, data order) and ``qa/qa_metrics.json`` (:func:`~.analysis.analyse_qa`) are written.
+``from_records=True`` recomputes the metrics from the records with no model call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from presentation_dependence.config import ExperimentConfig
+from presentation_dependence.config.build import to_plain
+from presentation_dependence.data.hotpotqa import HotpotQALoader
+from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.metrics.decisions import retained_set
+from presentation_dependence.metrics.ranking import ranks_from_scores
+from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.qa.analysis import analyse_qa
+from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_config
+from presentation_dependence.qa.scoring import best_em_f1
+from presentation_dependence.records import RerankRequest
+from presentation_dependence.rerankers import Reranker
+from presentation_dependence.robustness.runner import PSIRunner
+from presentation_dependence.runners.experiment import shard_requests
+from presentation_dependence.runners.run_folder import RunFolder
+
+__all__ = ["QA_DIR", "QARunner"]
+
+log = logging.getLogger(__name__)
+QA_DIR = "qa"
+
+
+class QARunner:
+    def __init__(
+        self,
+        cfg: ExperimentConfig,
+        run_dir: str | Path,
+        *,
+        shard: tuple[int, int] | None = None,
+        argv: Sequence[str] | None = None,
+        reranker: Reranker | None = None,
+        reader: Reader | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.qa = cfg.qa
+        self.reader_cfg = load_reader_config(cfg.qa.reader)
+        self.folder = RunFolder(run_dir)
+        self.dir = self.folder.path / QA_DIR
+        self.shard = shard
+        self.argv = argv
+        self.psi = PSIRunner(cfg, run_dir, reranker=reranker)  # presentations + the reranker
+        self._reader = reader
+
+    @property
+    def reader(self) -> Reader:
+        if self._reader is None:
+            self._reader = FrozenReader(self.reader_cfg, cache=self.qa.cache_answers)
+        return self._reader
+
+    def _question_path(self, qid: str) -> Path:
+        return self.dir / "per_question" / f"{quote(qid, safe='')}.json"
+
+    # -- one question ----------------------------------------------------------------------
+    def _retain(self, scores: np.ndarray) -> list[int]:
+        """Input indices of the retained paragraphs, in the reader's order."""
+        n = scores.shape[0]
+        tiebreak = np.arange(n)  # first-stage rank, as everywhere
+        if self.qa.retain_top_k is not None:
+            kept = retained_set(
+                scores, list(range(n)), top_k=self.qa.retain_top_k, tiebreak=tiebreak
+            )
+        else:
+            kept = retained_set(scores, list(range(n)), threshold=self.qa.retain_threshold)
+        idx = [i for i in range(n) if i in kept]
+        if self.qa.reader_order == "rank":
+            ranks = ranks_from_scores(scores, tiebreak)
+            idx.sort(key=lambda i: int(ranks[i]))
+        return idx
+
+    def _read(self, req: RerankRequest, idx: Sequence[int], golds: Sequence[str]) -> dict[str, Any]:
+        ans = self.reader.read(req.query.text, [req.candidates[i].text for i in idx])
+        em, f1 = best_em_f1(ans.answer, golds)
+        return {**ans.to_dict(), "em": em, "f1": f1}
+
+    def _question(
+        self, req: RerankRequest, grades: np.ndarray, ideal: list[int], golds: Sequence[str]
+    ) -> dict[str, Any]:
+        n = len(req.candidates)
+        docids = [c.docid for c in req.candidates]
+        t0 = time.perf_counter()
+        variants: dict[str, list[dict[str, Any]]] = {}
+        for name, perms in self.psi.presentations(req, grades).items():
+            rows = []
+            for perm in perms:
+                res = self.psi.reranker.rank(req.query, [req.candidates[i] for i in perm])
+                scores = np.empty(n)
+                for j, it in enumerate(res.items):
+                    scores[int(perm[j])] = it.score
+                idx = self._retain(scores)
+                rows.append(
+                    {
+                        "perm": [int(i) for i in perm],
+                        "scores": [float(s) for s in scores],
+                        "retained": [docids[i] for i in idx],
+                        "forward_passes": int(res.details.get("forward_passes", 0)),
+                        "prompt_tokens": int(res.details.get("prompt_tokens", 0)),
+                        **self._read(req, idx, golds),
+                    }
+                )
+            variants[name] = rows
+        return {
+            "qid": req.query.qid,
+            "question": req.query.text,
+            "answers": list(golds),
+            "docids": docids,
+            "grades": [int(g) for g in grades],
+            "ideal_grades": ideal,
+            "control": {"retained": docids, **self._read(req, list(range(n)), golds)},
+            "variants": variants,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+
+    def _check_reused(self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray) -> None:
+        drawn = {k: v.tolist() for k, v in self.psi.presentations(req, grades).items()}
+        stored = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
+        if rec["docids"] != [c.docid for c in req.candidates] or drawn != stored:
+            raise PresdepError(
+                f"{self._question_path(req.query.qid)} was drawn from other data or another "
+                "robustness block than this config gives; use a new --run-dir"
+            )
+
+    def _freeze_reader(self) -> None:
+        """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
+        path = self.dir / "reader.json"
+        plain = to_plain(self.reader_cfg)
+        if path.exists():
+            old = json.loads(path.read_text(encoding="utf-8"))
+            if old != plain:
+                raise ConfigError(
+                    f"{path} was written with another reader config ({old}); now {plain}. "
+                    "Use a new --run-dir"
+                )
+            return
+        self.folder.write_json(path.relative_to(self.folder.path), plain)
+
+    def _frozen_reader(self) -> dict[str, Any]:
+        path = self.dir / "reader.json"
+        if path.exists():
+            frozen: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return frozen
+        return dict(to_plain(self.reader_cfg))
+
+    # -- entry points ----------------------------------------------------------------------
+    def run(self, *, from_records: bool = False) -> dict[str, Any] | None:
+        """Answer what is missing (unless ``from_records``); return the metrics once complete."""
+        with self.folder.logging_to_file():
+            return self._run(from_records)
+
+    def _run(self, from_records: bool) -> dict[str, Any] | None:
+        self.folder.freeze_config(self.cfg)
+        records_path = self.dir / "qa_records.jsonl"
+        if from_records:
+            if not records_path.exists():
+                raise PresdepError(f"--from-records needs {records_path}; run 'presdep qa' first")
+            lines = records_path.read_text(encoding="utf-8").splitlines()
+            return self._analyse([json.loads(line) for line in lines if line.strip()])
+        if self.cfg.data.dataloader_class != "HotpotQALoader":
+            raise ConfigError(
+                "presdep qa needs data.dataloader_class HotpotQALoader (gold answers), got "
+                f"{self.cfg.data.dataloader_class!r}"
+            )
+        self._freeze_reader()
+        dataset, answers = HotpotQALoader(self.cfg.data).load_with_answers()
+        qrels = dataset.qrels
+        assert qrels is not None  # HotpotQALoader always judges every paragraph
+        grades = {
+            r.query.qid: np.array([qrels.grade(r.query.qid, c.docid) for c in r.candidates])
+            for r in dataset.requests
+        }
+        mine = shard_requests(dataset.requests, self.shard)
+        todo = []
+        for r in mine:
+            path = self._question_path(r.query.qid)
+            if path.exists():
+                self._check_reused(
+                    json.loads(path.read_text(encoding="utf-8")), r, grades[r.query.qid]
+                )
+            else:
+                todo.append(r)
+        self.folder.append_provenance(
+            collect_provenance(
+                argv=self.argv,
+                seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
+                extra={
+                    "phase": "qa",
+                    "reranker": self.psi.reranker.describe() if todo else None,
+                    "reader": self.reader.describe() if todo else None,
+                    "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
+                    "queries": {"this_shard": len(mine), "to_compute": len(todo)},
+                },
+            )
+        )
+        for req in tqdm(todo, desc=f"qa {self.cfg.id}", unit="question", disable=None):
+            qid = req.query.qid
+            ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
+            rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
+            self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
+            log.debug("question %s: %.1f s", qid, rec["seconds"])
+        stats = getattr(self.reader, "stats", None) if todo else None
+        if callable(stats):
+            log.info("reader: %s (this process)", stats())
+        missing = [
+            r.query.qid for r in dataset.requests if not self._question_path(r.query.qid).exists()
+        ]
+        if missing:
+            log.info(
+                "%d questions still missing; metrics are written once all are done", len(missing)
+            )
+            return None
+        records = [
+            json.loads(self._question_path(r.query.qid).read_text(encoding="utf-8"))
+            for r in dataset.requests
+        ]
+        text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
+        self.folder.write_text(records_path.relative_to(self.folder.path), text)
+        return self._analyse(records)
+
+    def _analyse(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        metrics = analyse_qa(records, self.cfg.robustness, seed=self.psi.seed)
+        metrics["setup"] = {
+            "experiment": self.cfg.id,
+            "reranker": self.cfg.reranker.to_plain(),
+            "perturbations": list(self.cfg.robustness.perturbations),
+            "num_presentations": self.cfg.robustness.num_presentations,
+            "null_repeats": self.cfg.robustness.null_repeats
+            or self.cfg.robustness.num_presentations,
+            "retention": self.qa.retention,
+            "reader_order": self.qa.reader_order,
+            "cache_answers": self.qa.cache_answers,
+            "reader": self._frozen_reader(),
+            "presentation_seed": self.psi.seed,
+        }
+        path = self.dir / "qa_metrics.json"
+        self.folder.write_json(path.relative_to(self.folder.path), metrics)
+        log.info("wrote %s", path)
+        return metrics
