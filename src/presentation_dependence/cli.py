@@ -2,8 +2,12 @@
 
 presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
 presdep eval --run-dir DIR [--qrels PATH]
+presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
 presdep configs [--root configs/experiments]
 presdep schema [--write PATH]
+presdep judge CONFIG [--override KEY=VALUE ...] [--out DIR]
+presdep noise CONFIG [--batch-sizes 1 4] [--repeats 2] [--one-at-a-time] [--reference FILE] [--out DIR]
+presdep gate CONFIG [--threshold T] [--k K] [--verdict FILE]   (exit 1 = fail beyond noise)
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.secrets import RedactingFilter
@@ -67,6 +72,17 @@ def make_parser() -> argparse.ArgumentParser:
         help="recompute the metrics from psi/grade_distributions.npz (no model call)",
     )
 
+    qa = sub.add_parser("qa", help="QA with a frozen reader -> qa/qa_metrics.json")
+    qa.add_argument("config", help="configs/experiments/<ID>.yaml (its qa and robustness blocks)")
+    qa.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    qa.add_argument("--run-dir", required=True, help="run folder (shared with 'presdep run')")
+    qa.add_argument("--shard", help="k/n: answer only questions i with i %% n == k (0-based)")
+    qa.add_argument(
+        "--from-records",
+        action="store_true",
+        help="recompute the metrics from qa/qa_records.jsonl (no model call)",
+    )
+
     e = sub.add_parser("eval", help="pytrec_eval over a run folder -> metrics.json")
     e.add_argument("--run-dir", required=True)
     e.add_argument("--qrels", help="qrels file (default: the run folder's qrels.txt)")
@@ -76,6 +92,27 @@ def make_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schema", help="print (or write) the config schema in Markdown")
     s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
+
+    jd = sub.add_parser("judge", help="N-way judge sweep (or task: rank) -> records + report")
+    jd.add_argument("config", help="configs/judge/<ID>.yaml")
+    jd.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    jd.add_argument("--out", help="output folder (default <output_root>/<ID>/<timestamp>/)")
+
+    nz = sub.add_parser("noise", help="rerun noise: judge the same items repeatedly, compare")
+    nz.add_argument("config", help="configs/judge/<ID>.yaml (its noise block)")
+    nz.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    nz.add_argument("--out", help="output folder (default <output_root>/<ID>/<timestamp>/)")
+    nz.add_argument("--batch-sizes", type=int, nargs="+", help="conditions (default: config)")
+    nz.add_argument("--repeats", type=int, help="runs per condition (default: config)")
+    nz.add_argument("--one-at-a-time", action="store_true", help="add a one-at-a-time condition")
+    nz.add_argument("--reference", help="records.jsonl of these requests: run 0 of condition 1")
+
+    g = sub.add_parser("gate", help="noise-aware pass/fail of a judge score (exit 1 = fail)")
+    g.add_argument("config", help="configs/judge/<ID>.yaml (its gate block)")
+    g.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    g.add_argument("--threshold", type=float, help="gate.threshold")
+    g.add_argument("--k", type=int, help="gate.k: calls per case")
+    g.add_argument("--verdict", help="JSON verdict path (default <output_root>/<ID>/<ts>/...)")
     return p
 
 
@@ -122,6 +159,34 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def _cmd_qa(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config import load_experiment_config
+    from presentation_dependence.qa.runner import QARunner
+    from presentation_dependence.runners import parse_shard
+
+    cfg = load_experiment_config(args.config, args.override)
+    runner = QARunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    metrics = runner.run(from_records=args.from_records)
+    if metrics is not None:
+        for var, block in metrics["variants"].items():
+            s = block["summary"]
+            log.info(
+                "%s: nDCG@%d %.3f, tau-PSI %.3f, answer flip rate %.3f [%.3f, %.3f], EM %.3f, F1 %.3f",
+                var,
+                metrics["ndcg_k"],
+                s["ndcg_mean"]["mean"],
+                s["tau_psi"]["mean"],
+                s["answer_flip"]["mean"],
+                s["answer_flip"]["ci_low"],
+                s["answer_flip"]["ci_high"],
+                s["em"]["mean"],
+                s["f1"]["mean"],
+            )
+        c = metrics["control"]
+        log.info("control (all paragraphs): EM %.3f, F1 %.3f", c["em"]["mean"], c["f1"]["mean"])
+    return EXIT_OK
+
+
 def _cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import EvalManager
 
@@ -153,6 +218,44 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _judge_config(args: argparse.Namespace, extra: Sequence[str] = ()) -> Any:
+    from presentation_dependence.judge.config import load_judge_config
+
+    return load_judge_config(args.config, [*args.override, *extra])
+
+
+def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.judge.runner import run_judge_task
+
+    cfg = _judge_config(args)
+    run_judge_task(cfg, Path(args.out) if args.out else None, argv)
+    return EXIT_OK
+
+
+def _cmd_noise(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.judge.runner import run_noise_task
+
+    extra = [f"noise.batch_sizes={list(args.batch_sizes)}"] if args.batch_sizes else []
+    extra += [f"noise.repeats={args.repeats}"] if args.repeats is not None else []
+    extra += ["noise.one_at_a_time=true"] if args.one_at_a_time else []
+    cfg = _judge_config(args, extra)
+    ref = Path(args.reference) if args.reference else None
+    run_noise_task(cfg, Path(args.out) if args.out else None, argv, reference=ref)
+    return EXIT_OK
+
+
+def _cmd_gate(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.judge.runner import run_gate_task
+
+    extra = [f"gate.threshold={args.threshold}"] if args.threshold is not None else []
+    extra += [f"gate.k={args.k}"] if args.k is not None else []
+    verdict = run_gate_task(
+        _judge_config(args, extra), Path(args.verdict) if args.verdict else None, argv
+    )
+    sys.stdout.write(verdict.reason + "\n")
+    return verdict.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = make_parser().parse_args(argv)
@@ -163,10 +266,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args, full_argv)
         if args.command == "psi":
             return _cmd_psi(args, full_argv)
+        if args.command == "qa":
+            return _cmd_qa(args, full_argv)
         if args.command == "eval":
             return _cmd_eval(args, full_argv)
         if args.command == "configs":
             return _cmd_configs(args)
+        if args.command in ("judge", "noise", "gate"):
+            cmd = {"judge": _cmd_judge, "noise": _cmd_noise, "gate": _cmd_gate}[args.command]
+            return cmd(args, full_argv)
         return _cmd_schema(args)
     except PresdepError as e:
         log.error("%s", e)

@@ -1,0 +1,143 @@
+"""Judge task configs: one flat YAML per task at ``configs/judge/<ID>.yaml``, validated strictly.
+
+Blocks: ``data`` (:class:`~presentation_dependence.judge.loaders.ResponseDataConfig`), ``judge``
+(``judge_class`` + that judge's options, like the experiment configs' ``reranker`` block),
+``placement``, ``noise``, ``gate``, and for ``task: rank`` the ``ranking`` and ``reranker``
+blocks. ``--override block.key=value`` (value parsed as YAML) applies on top. Unknown keys are
+errors with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from presentation_dependence.config.build import build_dataclass, to_plain
+from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.judge import generative, scripted  # noqa: F401  (registers judges)
+from presentation_dependence.judge.base import JUDGES, JudgeOptions
+from presentation_dependence.judge.gate import GateConfig
+from presentation_dependence.judge.loaders import ResponseDataConfig
+from presentation_dependence.judge.placement import PLACEMENT_MODES
+
+__all__ = [
+    "JudgeBlock",
+    "JudgeTaskConfig",
+    "NoiseConfig",
+    "PlacementConfig",
+    "RankingConfig",
+    "load_judge_config",
+]
+
+
+@dataclass(frozen=True)
+class PlacementConfig:
+    mode: str = field(default="cyclic", metadata={"help": "seeded | cyclic | full"})
+    seed: int | None = field(default=None, metadata={"help": "null = the task's seed"})
+
+    def __post_init__(self) -> None:
+        if self.mode not in PLACEMENT_MODES:
+            raise ConfigError(f"placement.mode must be one of {PLACEMENT_MODES}, got {self.mode!r}")
+
+
+@dataclass(frozen=True)
+class NoiseConfig:
+    repeats: int = field(default=2, metadata={"help": "runs per condition"})
+    batch_sizes: list[int] = field(default_factory=lambda: [1, 4], metadata={"help": "conditions"})
+    one_at_a_time: bool = field(default=False, metadata={"help": "add a one-at-a-time condition"})
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    num_presentations: int = field(default=4, metadata={"help": "M seeded shuffles per item"})
+    ndcg_k: int = field(default=1, metadata={"help": "nDCG cutoff"})
+
+    def __post_init__(self) -> None:
+        if self.num_presentations < 2:
+            raise ConfigError("ranking.num_presentations must be >= 2 (tau-PSI needs two)")
+
+
+@dataclass(frozen=True)
+class JudgeBlock:
+    judge_class: str = "transformers"
+    options: JudgeOptions = field(default_factory=JudgeOptions)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> JudgeBlock:
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"judge: expected a mapping, got {raw!r}")
+        raw = dict(raw)
+        name = str(raw.pop("judge_class", "transformers"))
+        jcls = JUDGES.get(name)
+        return cls(name, build_dataclass(jcls.config_cls, raw, "judge"))
+
+    def to_plain(self) -> dict[str, Any]:
+        return {"judge_class": self.judge_class, **to_plain(self.options)}
+
+
+@dataclass(frozen=True)
+class JudgeTaskConfig:
+    id: str
+    description: str = ""
+    task: Literal["judge", "rank"] = "judge"
+    seed: int = 0
+    output_root: str = "runs/judge"
+    bootstrap_resamples: int = 2000
+    confidence: float = 0.95
+    data: ResponseDataConfig = field(default_factory=ResponseDataConfig)
+    judge: JudgeBlock = field(default_factory=JudgeBlock)
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    reranker: RerankerConfig = field(default_factory=RerankerConfig)
+
+    @property
+    def placement_seed(self) -> int:
+        return self.seed if self.placement.seed is None else self.placement.seed
+
+    def to_plain(self) -> dict[str, Any]:
+        d = to_plain(self)
+        d["judge"] = self.judge.to_plain()
+        d["reranker"] = self.reranker.to_plain()
+        return d
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_plain(), sort_keys=False, allow_unicode=True)
+
+
+_DEFAULT_RERANKER = {"reranker_class": "GradeReranker", "chunk_size": 4}
+
+
+def config_from_raw(raw: Mapping[str, Any], config_id: str) -> JudgeTaskConfig:
+    raw = dict(raw)
+    raw.setdefault("id", config_id)
+    judge = JudgeBlock.from_raw(raw.pop("judge", {}) or {})
+    reranker = RerankerConfig.from_raw(raw.pop("reranker", None) or dict(_DEFAULT_RERANKER))
+    cfg = build_dataclass(JudgeTaskConfig, raw)
+    if cfg.task not in ("judge", "rank"):
+        raise ConfigError(f"task must be judge or rank, got {cfg.task!r}")
+    return JudgeTaskConfig(**{**cfg.__dict__, "judge": judge, "reranker": reranker})
+
+
+def load_judge_config(path: str | Path, overrides: Sequence[str] = ()) -> JudgeTaskConfig:
+    """Load ``path`` (safe YAML), apply ``block.key=value`` overrides, validate strictly."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"judge config not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    raw = apply_overrides(raw, overrides, "--override")
+    try:
+        return config_from_raw(raw, path.stem)
+    except (ConfigError, RegistryError) as e:
+        raise ConfigError(f"{path}: {e}") from None

@@ -1,0 +1,125 @@
+"""Render the measured section of docs/JUDGE.md from a ``presdep noise`` output folder.
+
+``python scripts/judge_doc.py RUN_DIR [--doc docs/JUDGE.md]`` replaces the text between
+``<!-- judge-measured:start -->`` and ``<!-- judge-measured:end -->`` with tables rendered from
+the folder's ``summary.json``, ``noise.json``, ``resolved_config.yaml`` and ``provenance.json``.
+No number in that section is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.judge.config import config_from_raw
+from presentation_dependence.judge.loaders import load_response_set
+from presentation_dependence.judge.records import read_records
+from presentation_dependence.judge.report import (
+    compare_markdown,
+    fmt,
+    noise_markdown,
+    sweep_markdown,
+)
+
+__all__ = ["MARK_END", "MARK_START", "measured_markdown", "update_doc"]
+
+MARK_START = "<!-- judge-measured:start -->"
+MARK_END = "<!-- judge-measured:end -->"
+
+
+def _load(folder: Path, name: str) -> Any:
+    path = folder / name
+    if not path.is_file():
+        raise ConfigError(f"{path} not found: is {folder} a 'presdep noise' output folder?")
+    text = path.read_text(encoding="utf-8")
+    return yaml.safe_load(text) if name.endswith(".yaml") else json.loads(text)
+
+
+def measured_markdown(folder: Path) -> str:
+    """The measured section: setup, commands, sweep, slots, rerun noise, paired tests."""
+    summary = _load(folder, "summary.json")
+    noise = _load(folder, "noise.json")
+    raw = _load(folder, "resolved_config.yaml")
+    prov = _load(folder, "provenance.json")
+    cfg = config_from_raw({k: v for k, v in raw.items() if k != "id"}, str(raw["id"]))
+    eligible = len(load_response_set(replace(cfg.data, max_items=None, require_one_correct=True)))
+    judge = prov.get("judge", {})
+    opts = judge.get("options", {})
+    ident = noise["identity"]
+    first = noise["runs"][0]
+    secs = [r["seconds"] for r in noise["runs"] if r["seconds"] is not None]
+    setup = [
+        (
+            "data",
+            f"{cfg.data.dataset}: first {summary['items']} of the {eligible} problems with "
+            "exactly one correct solution of four",
+        ),
+        (
+            "placements",
+            f"{cfg.placement.mode} (seed {summary['placement']['seed']}), "
+            f"{fmt(summary['placements_per_item'], 0)} per item, {first['records']} calls per run",
+        ),
+        ("judge model", f"{opts.get('model_name')} = `{ident['model_snapshot']}`"),
+        (
+            "decoding",
+            f"{judge.get('decoding')}, max_new_tokens {opts.get('max_new_tokens')}, "
+            f"{judge.get('dtype')} on {judge.get('device')}, torch threads {opts.get('num_threads')}",
+        ),
+        (
+            "prompt / parser / seed",
+            f"`{ident['prompt_version']}` / `{ident['parser_version']}` / {ident['seed']}",
+        ),
+        ("software", f"torch {judge.get('torch')}, transformers {judge.get('transformers')}"),
+        ("code", f"git {str(prov['git'].get('commit'))[:12]} (dirty: {prov['git'].get('dirty')})"),
+        ("wall time", f"{fmt(sum(secs) / 60, 1)} min for {len(secs)} runs, {prov['time_utc']}"),
+    ]
+    parts = [
+        f"Rendered by `python scripts/judge_doc.py {folder}` from the output of:\n\n",
+        "```bash\n" + shlex.join(["uv", "run", *prov["command"]]) + "\n```\n\n",
+        "| | |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in setup),
+        f"\n### Placement sweep (run 0 of {first['condition']})\n\n" + sweep_markdown(summary),
+        "\n### Rerun noise\n\n" + noise_markdown(noise),
+    ]
+    parts.append(_examples(folder, first["condition"]))
+    if noise.get("paired_tests"):
+        parts.append(
+            "\n### Paired tests between batch sizes\n\n"
+            + "".join(compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"])
+        )
+    return "".join(parts)
+
+
+def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) -> str:
+    path = folder / "noise" / condition.replace("=", "") / "run0.jsonl"
+    if not path.is_file():
+        return ""
+    rows = []
+    for rec in read_records(path)[:count]:
+        text = " ".join(rec.judgement.split())[:chars].replace("|", "\\|")
+        rows.append(
+            f"| {rec.item_id} | {''.join(map(str, rec.placement))} | "
+            f"{'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rec.correct_slot]} | {rec.parse_status} | {text} |\n"
+        )
+    return (
+        f"\nFirst {len(rows)} judgements of that run (whitespace collapsed, first {chars} "
+        "characters):\n\n| item | placement | correct slot | parse | judgement |\n|---|---|---|---|---|\n"
+        + "".join(rows)
+    )
+
+
+def update_doc(doc: Path, folder: Path) -> None:
+    """Replace the marked section of ``doc`` with :func:`measured_markdown` of ``folder``."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = text.find(MARK_START), text.find(MARK_END)
+    if start < 0 or end < start:
+        raise ConfigError(f"{doc}: needs the markers {MARK_START} ... {MARK_END}")
+    body = measured_markdown(folder)
+    new = text[: start + len(MARK_START)] + "\n" + body + text[end:]
+    atomic_write_text(doc, new)

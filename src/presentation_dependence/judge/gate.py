@@ -1,0 +1,234 @@
+"""A noise-aware gate: pass or fail a judge score against a threshold, allowing for rerun noise.
+
+Procedure (``presdep gate``; docs/JUDGE.md):
+
+1. Every case (item x placement) is judged ``k`` times (repeat indices 0..k−1). With
+   ``adaptive``, first ``k_min`` times; the remaining calls are spent only when the mean is
+   within ``near`` of the threshold.
+2. A case's score is the mean of its calls (failure credit 0, or 1/N with ``convention:
+   chance``), quantised to the grid: q = round(s / grid) · grid (``grid: 0`` = no quantising),
+   so sub-grid jitter cannot move the mean.
+3. mean = mean of q over cases. Measured noise: the SE of that mean from rerun variation alone,
+   SE = √(Σ_i s²_i / k) / n with s²_i the variance (ddof 1) of case i's k calls; margin = z · SE.
+4. Decision: ``pass`` if mean ≥ threshold; ``pass_within_noise`` if threshold − margin ≤ mean <
+   threshold; ``fail`` (exit code 1) only if mean < threshold − margin. With k = 1 no noise is
+   measured: the margin is 0 and the verdict says so.
+
+Cache: ``<cache_dir>/<key>.jsonl`` holds every call's record, keyed by (item, placement, repeat);
+``key`` is :meth:`~presentation_dependence.judge.base.JudgeIdentity.cache_key` of (judge class,
+model snapshot, prompt version, parser version, seed), written beside it as ``<key>.json``. A
+changed model, template text, parser or seed therefore never reuses an old verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.judge.base import Judge
+from presentation_dependence.judge.records import (
+    JudgeRecord,
+    JudgeRequest,
+    read_records,
+    write_records,
+)
+
+__all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]
+
+logger = logging.getLogger(__name__)
+
+EXIT_PASS = 0
+EXIT_FAIL = 1
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """The ``gate`` block of a judge config."""
+
+    threshold: float = field(default=0.5, metadata={"help": "minimum acceptable mean score"})
+    k: int = field(default=3, metadata={"help": "calls per case"})
+    grid: float = field(
+        default=0.05, metadata={"help": "quantisation step of case scores (0 = off)"}
+    )
+    z: float = field(default=2.0, metadata={"help": "margin = z x measured noise SE"})
+    adaptive: bool = field(
+        default=False, metadata={"help": "spend k calls only near the threshold"}
+    )
+    k_min: int = field(default=2, metadata={"help": "calls per case in the adaptive first pass"})
+    near: float = field(default=0.05, metadata={"help": "adaptive: |mean - threshold| band for k"})
+    convention: str = field(
+        default="fail0", metadata={"help": "parse failure credit: fail0 or chance"}
+    )
+    cache_dir: str | None = field(
+        default=None, metadata={"help": "verdict cache folder; null = none"}
+    )
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.k_min < 1 or (self.adaptive and self.k_min > self.k):
+            raise ConfigError(
+                f"gate: need k >= 1 and 1 <= k_min <= k (adaptive), got k={self.k}, "
+                f"k_min={self.k_min}"
+            )
+        if self.grid < 0 or self.z < 0 or self.near < 0:
+            raise ConfigError("gate: grid, z and near must be >= 0")
+        if self.convention not in ("fail0", "chance"):
+            raise ConfigError(f"gate.convention must be fail0 or chance, got {self.convention!r}")
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    decision: str
+    exit_code: int
+    reason: str
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            **self.details,
+        }
+
+
+def quantise(x: float, grid: float) -> float:
+    """round(x / grid) · grid (half to even), cleaned to 12 decimals; grid 0 returns x."""
+    if grid == 0:
+        return float(x)
+    return round(round(x / grid) * grid, 12)
+
+
+class _Cache:
+    def __init__(self, cache_dir: str | None, judge: Judge) -> None:
+        self.identity = judge.identity()
+        self.key = self.identity.cache_key()
+        self.path = None if cache_dir is None else Path(cache_dir) / f"{self.key}.jsonl"
+        self.records: dict[tuple[str, tuple[int, ...], int], JudgeRecord] = {}
+        if self.path is not None and self.path.is_file():
+            self.records = {r.key: r for r in read_records(self.path)}
+        self.hits = 0
+
+    def judge(self, judge: Judge, requests: Sequence[JudgeRequest]) -> list[JudgeRecord]:
+        todo = [r for r in requests if r.key not in self.records]
+        self.hits += len(requests) - len(todo)
+        if todo:
+            for rec in judge.judge(todo):
+                self.records[rec.key] = rec
+            if self.path is not None:
+                write_records(self.path, self.records.values())
+                atomic_write_text(
+                    self.path.with_suffix(".json"),
+                    json.dumps(self.identity.to_dict(), indent=2) + "\n",
+                )
+        return [self.records[r.key] for r in requests]
+
+
+def _evaluate(
+    cases: Sequence[JudgeRequest], calls: dict[int, list[JudgeRecord]], cfg: GateConfig
+) -> dict[str, Any]:
+    scores, quantised, variances, per_case = [], [], [], []
+    for i, case in enumerate(cases):
+        vals = [r.score(1.0 / r.n if cfg.convention == "chance" else 0.0) for r in calls[i]]
+        s = float(np.mean(vals))
+        q = quantise(s, cfg.grid)
+        var = float(np.var(vals, ddof=1)) if len(vals) > 1 else float("nan")
+        scores.append(s)
+        quantised.append(q)
+        variances.append(var)
+        per_case.append(
+            {
+                "item_id": case.item.item_id,
+                "placement": list(case.placement),
+                "calls": vals,
+                "score": s,
+                "quantised": q,
+            }
+        )
+    n = len(cases)
+    k = len(calls[0])
+    noise_se = math.sqrt(sum(variances) / k) / n if k > 1 else float("nan")
+    return {
+        "mean": float(np.mean(quantised)),
+        "mean_unquantised": float(np.mean(scores)),
+        "noise_se": noise_se,
+        "margin": 0.0 if math.isnan(noise_se) else cfg.z * noise_se,
+        "k_used": k,
+        "cases": per_case,
+    }
+
+
+def run_gate(judge: Judge, cases: Sequence[JudgeRequest], cfg: GateConfig) -> GateVerdict:
+    """Judge ``cases`` (repeat indices are set here), decide, explain."""
+    if not cases:
+        raise ConfigError("gate: no cases to judge")
+    base = [replace(c, repeat=0) for c in cases]
+    cache = _Cache(cfg.cache_dir, judge)
+    first_k = cfg.k_min if cfg.adaptive else cfg.k
+    calls: dict[int, list[JudgeRecord]] = {i: [] for i in range(len(base))}
+
+    def spend(reps: range) -> None:
+        reqs = [replace(c, repeat=r) for c in base for r in reps]
+        recs = cache.judge(judge, reqs)
+        for j, rec in enumerate(recs):
+            calls[j // len(reps)].append(rec)
+
+    spend(range(first_k))
+    ev = _evaluate(base, calls, cfg)
+    escalated = False
+    if (
+        cfg.adaptive
+        and first_k < cfg.k
+        and abs(ev["mean"] - cfg.threshold) <= cfg.near + ev["margin"]
+    ):
+        spend(range(first_k, cfg.k))
+        ev = _evaluate(base, calls, cfg)
+        escalated = True
+    mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
+    noise_txt = (
+        f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
+        f"{ev['k_used']} calls of each of {len(base)} cases)"
+        if ev["k_used"] > 1
+        else "no noise measured (k=1), margin 0"
+    )
+    if mean >= t:
+        decision, code = "pass", EXIT_PASS
+        reason = f"PASS: mean {mean:.4f} >= threshold {t:.4f}; {noise_txt}"
+    elif mean >= t - margin:
+        decision, code = "pass_within_noise", EXIT_PASS
+        reason = (
+            f"PASS (within noise): mean {mean:.4f} is below threshold {t:.4f} by "
+            f"{t - mean:.4f}, not more than the {noise_txt}"
+        )
+    else:
+        decision, code = "fail", EXIT_FAIL
+        reason = (
+            f"FAIL: mean {mean:.4f} is below threshold {t:.4f} by {t - mean:.4f}, more than the "
+            f"{noise_txt}"
+        )
+    details = {
+        "threshold": t,
+        **{k: v for k, v in ev.items() if k != "cases"},
+        "adaptive": cfg.adaptive,
+        "escalated": escalated,
+        "z": cfg.z,
+        "grid": cfg.grid,
+        "convention": cfg.convention,
+        "n_cases": len(base),
+        "calls_judged": sum(len(v) for v in calls.values()) - cache.hits,
+        "cache_hits": cache.hits,
+        "cache_key": cache.key,
+        "cache_file": None if cache.path is None else str(cache.path),
+        "identity": cache.identity.to_dict(),
+        "per_case": ev["cases"],
+    }
+    logger.info("%s", reason)
+    return GateVerdict(decision, code, reason, details)

@@ -1,0 +1,230 @@
+"""Greedy text generation through transformers: batched (left-padded) or one prompt at a time.
+
+Prompts are token ids (the chat template already applied). ``batch_size`` prompts share one
+``model.generate`` call: they are LEFT-padded with the pad token, the attention mask hides the
+padding, and ``generate`` derives position ids from the mask, so every real token has the
+position it has alone. Decoding is greedy (``do_sample=False``: temperature 0); the torch seed is
+set before every call anyway and recorded, so a run names everything it depended on.
+
+``one_at_a_time`` runs every prompt alone (no padding, no batch neighbours): a response then
+depends on its prompt only, and is bit-identical across reruns on one machine, thread count,
+dtype and library versions (tested). Padded batches may differ from single runs in low-precision
+dtypes; ``run_noise`` measures by how much.
+
+A response ends at the first end-of-sequence token (not kept; ``finish = "eos"``) or after
+``max_new_tokens`` (``finish = "length"``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.backend import (
+    TransformersBackend,
+    dtype_name,
+    resolve_device,
+    resolve_dtype,
+)
+
+__all__ = ["GenStats", "Generation", "TransformersGenerator", "load_generator", "model_snapshot"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated response: its new token ids (EOS excluded) and decoded text."""
+
+    token_ids: tuple[int, ...]
+    text: str
+    finish: str
+    prompt_tokens: int
+
+
+@dataclass
+class GenStats:
+    calls: int = 0
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    seconds: float = 0.0
+
+
+class TransformersGenerator:
+    """Greedy generation with a loaded :class:`TransformersBackend` (model + tokenizer)."""
+
+    def __init__(self, backend: TransformersBackend, *, max_new_tokens: int, seed: int) -> None:
+        self.backend = backend
+        self.max_new_tokens = max_new_tokens
+        self.seed = seed
+        model, tok = backend.model, backend.tokenizer
+        eos: set[int] = set()
+        for src in (tok.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
+            if isinstance(src, int):
+                eos.add(src)
+            elif isinstance(src, (list, tuple)):
+                eos.update(int(x) for x in src)
+        if not eos:
+            raise ValueError(f"{backend.path}: the tokenizer names no end-of-sequence token")
+        self.eos_ids = tuple(sorted(eos))
+
+    def encode_chat(
+        self, user_text: str, chat_template_kwargs: dict[str, Any] | None = None
+    ) -> list[int]:
+        """The user turn rendered with the model's chat template, up to the assistant start."""
+        tok = self.backend.tokenizer
+        if not getattr(tok, "chat_template", None):
+            raise ConfigError(f"{self.backend.path}: the tokenizer has no chat template")
+        text = tok.apply_chat_template(
+            [{"role": "user", "content": user_text}],
+            tokenize=False,
+            add_generation_prompt=True,
+            **(chat_template_kwargs or {}),
+        )
+        return list(tok(text, add_special_tokens=False)["input_ids"])
+
+    def generate(
+        self,
+        prompts: Sequence[Sequence[int]],
+        *,
+        batch_size: int = 1,
+        one_at_a_time: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[list[Generation], GenStats]:
+        """Responses to ``prompts`` in order, ``batch_size`` per ``generate`` call."""
+        if num_threads is not None:
+            torch.set_num_threads(num_threads)
+        bs = 1 if one_at_a_time else max(1, batch_size)
+        stats = GenStats()
+        out: list[Generation] = []
+        t0 = time.perf_counter()
+        for start in range(0, len(prompts), bs):
+            out.extend(self._generate_batch(prompts[start : start + bs], stats))
+        stats.seconds = time.perf_counter() - t0
+        return out, stats
+
+    @torch.inference_mode()
+    def _generate_batch(self, batch: Sequence[Sequence[int]], stats: GenStats) -> list[Generation]:
+        from transformers import GenerationConfig
+
+        b = self.backend
+        lengths = [len(p) for p in batch]
+        width = max(lengths)
+        ids = torch.full((len(batch), width), b.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, (p, n) in enumerate(zip(batch, lengths, strict=True)):
+            ids[row, width - n :] = torch.tensor(list(p), dtype=torch.long)
+            mask[row, width - n :] = 1
+        config = GenerationConfig(
+            max_new_tokens=self.max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            pad_token_id=b.pad_token_id,
+            eos_token_id=list(self.eos_ids),
+        )
+        torch.manual_seed(self.seed)
+        seqs = b.model.generate(
+            input_ids=ids.to(b.device),
+            attention_mask=mask.to(b.device),
+            generation_config=config,
+        )
+        new = seqs[:, width:].cpu().tolist()
+        stats.calls += 1
+        stats.prompt_tokens += sum(lengths)
+        result = []
+        for row, n in zip(new, lengths, strict=True):
+            cut = next((i for i, t in enumerate(row) if t in self.eos_ids), None)
+            kept = row if cut is None else row[:cut]
+            stats.new_tokens += len(kept)
+            text = b.tokenizer.decode(kept, skip_special_tokens=True)
+            result.append(Generation(tuple(kept), text, "length" if cut is None else "eos", n))
+        return result
+
+
+_GENERATORS: dict[tuple[str, str | None, str, str, bool], TransformersBackend] = {}
+_LOCK = threading.Lock()
+
+
+def load_generator(
+    model_name: str,
+    *,
+    revision: str | None = None,
+    dtype: str = "auto",
+    device: str = "auto",
+    trust_remote_code: bool = False,
+) -> tuple[TransformersBackend, str]:
+    """Load (once per process) the model behind ``model_name``; return it and its snapshot id."""
+    from presentation_dependence.models.embedded import resolve_model
+
+    resolved = resolve_model(model_name, revision)
+    dev = resolve_device(device)
+    tdtype = dtype_name(resolve_dtype(dtype, dev))
+    key = (resolved.path, resolved.revision, tdtype, str(dev), trust_remote_code)
+    with _LOCK:
+        backend = _GENERATORS.get(key)
+        if backend is None:
+            backend = TransformersBackend.load(
+                resolved.path,
+                revision=resolved.revision if resolved.source == "hub" else None,
+                dtype=tdtype,
+                device=str(dev),
+                trust_remote_code=trust_remote_code,
+            )
+            backend.revision = resolved.revision
+            backend.model.generation_config.pad_token_id = backend.pad_token_id
+            _GENERATORS[key] = backend
+    return backend, model_snapshot(resolved.source, resolved.path, resolved.revision, backend)
+
+
+def model_snapshot(
+    source: str, path: str, revision: str | None, backend: TransformersBackend | None = None
+) -> str:
+    """A model's identity beyond its name: the embedded GGUF hash, a local folder's content
+    hash, or the hub commit (``hub-unpinned:<name>`` when no commit is known)."""
+    if source == "embedded" and revision:
+        return revision
+    if source == "local":
+        return "local-sha256:" + _folder_sha256(Path(path))
+    commit = revision
+    if backend is not None and commit is None:
+        commit = getattr(backend.model.config, "_commit_hash", None)
+    return f"hub:{path}@{commit}" if commit else f"hub-unpinned:{path}"
+
+
+def _folder_sha256(folder: Path) -> str:
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and (p.suffix in {".safetensors", ".bin", ".json", ".jinja", ".model"})
+    )
+    h = hashlib.sha256()
+    for p in files:
+        st = p.stat()
+        h.update(p.name.encode("utf-8"))
+        h.update(_file_sha256(p, st.st_size, st.st_mtime_ns).encode("ascii"))
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: Path, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def clear_generators() -> None:
+    """Forget loaded models (tests)."""
+    with _LOCK:
+        _GENERATORS.clear()

@@ -1,0 +1,244 @@
+"""The generative N-way judge: the model reads a question and N answers, reasons, and names the
+best with ``[[A]]`` .. ``[[X]]`` (any N >= 2). Greedy decoding (temperature 0) through
+transformers, on any chat model, the embedded one included.
+
+Template ``judge_nway_v1`` adapts the MT-Bench "pair-v2" judge prompt (FastChat, Apache-2.0)
+that RewardBench 2 extends to four assistants, generalised to N letters. The whole instruction
+is one user turn rendered with the model's own chat template. The *prompt version* is
+``judge_nway_v1:<first 12 hex of sha256(template text)>``: editing the text changes it, and with
+it every cache key. Verdicts go through :func:`~presentation_dependence.judge.parser.parse_verdict`
+(strict by default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
+from presentation_dependence.judge.parser import PARSER_RULES, parse_verdict, parser_version
+from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+
+__all__ = [
+    "JUDGE_TEMPLATES",
+    "JudgeTemplate",
+    "TransformersJudge",
+    "TransformersJudgeOptions",
+    "verdict_record",
+]
+
+logger = logging.getLogger(__name__)
+
+JUDGE_NWAY_V1 = """\
+Please act as an impartial judge and evaluate the quality of the responses provided by {num} AI assistants to the user question displayed below. You should choose the assistant that follows the user's instructions and answers the user's question best. Your evaluation should consider factors such as the helpfulness, relevance, accuracy, depth, creativity, and level of detail of their responses. Begin your evaluation by comparing the {num} responses and provide a short explanation. Avoid any position biases and ensure that the order in which the responses were presented does not influence your decision. Do not allow the length of the responses to influence your evaluation. Do not favor certain names of the assistants. Be as objective as possible. After providing your explanation, output your final verdict by strictly following this format: {formats}. Write the verdict marker exactly once.
+
+[User Question]
+{question}
+
+{answers}"""
+ANSWER_BLOCK = (
+    "[The Start of Assistant {letter}'s Answer]\n{text}\n[The End of Assistant {letter}'s Answer]"
+)
+FORMAT_ITEM = '"[[{letter}]]" if assistant {letter} is best'
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    template_id: str
+    instruction: str
+    answer_block: str
+    format_item: str
+
+    @property
+    def version(self) -> str:
+        blob = "\x00".join((self.instruction, self.answer_block, self.format_item))
+        return f"{self.template_id}:{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
+
+    def render(self, question: str, answers: Sequence[str]) -> str:
+        n = len(answers)
+        items = [self.format_item.format(letter=slot_letter(i)) for i in range(n)]
+        formats = ", ".join(items[:-1]) + f", and {items[-1]}" if n > 2 else " or ".join(items)
+        blocks = "\n\n".join(
+            self.answer_block.format(letter=slot_letter(i), text=a) for i, a in enumerate(answers)
+        )
+        return self.instruction.format(num=n, formats=formats, question=question, answers=blocks)
+
+
+JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
+    "judge_nway_v1": JudgeTemplate("judge_nway_v1", JUDGE_NWAY_V1, ANSWER_BLOCK, FORMAT_ITEM),
+}
+
+
+def _opt(default: Any, help_: str) -> Any:
+    return field(default=default, metadata={"help": help_})
+
+
+@dataclass(frozen=True)
+class TransformersJudgeOptions(JudgeOptions):
+    """Options of the generative judge (greedy, temperature 0)."""
+
+    model_name: str = _opt(
+        "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
+    )
+    revision: str | None = _opt(None, "hub revision; null = default (recorded as unpinned)")
+    dtype: str = _opt("auto", "auto (bfloat16), float32, bfloat16, float16")
+    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
+    max_new_tokens: int = _opt(256, "generation budget per judgement")
+    batch_size: int = _opt(1, "prompts per generate call (left-padded)")
+    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
+    num_threads: int | None = _opt(None, "torch.set_num_threads before generating; null = leave")
+    seed: int = _opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
+    template: str = _opt("judge_nway_v1", "judge prompt template id")
+    parser_rule: str = _opt("strict", "strict (exactly one marker) or last (the last marker)")
+    max_response_chars: int | None = _opt(2000, "cut each response to this many characters")
+    trust_remote_code: bool = _opt(False, "allow model code from the hub")
+    chat_template_kwargs: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
+    )
+
+    def __post_init__(self) -> None:
+        if self.template not in JUDGE_TEMPLATES:
+            raise ConfigError(
+                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
+            )
+        if self.parser_rule not in PARSER_RULES:
+            raise ConfigError(
+                f"parser_rule must be one of {PARSER_RULES}, got {self.parser_rule!r}"
+            )
+        for name in ("max_new_tokens", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_response_chars is not None and self.max_response_chars < 1:
+            raise ConfigError(
+                f"max_response_chars must be >= 1 or null, got {self.max_response_chars}"
+            )
+
+
+def verdict_record(req: JudgeRequest, text: str, rule: str, **kw: Any) -> JudgeRecord:
+    """Parse ``text`` as the judgement of ``req`` and build its record."""
+    res = parse_verdict(text, req.n, rule)
+    return JudgeRecord(
+        item_id=req.item.item_id,
+        source=req.item.source,
+        subset=req.item.subset,
+        n=req.n,
+        placement=req.placement,
+        correct_slot=req.correct_slot,
+        repeat=req.repeat,
+        judgement=text,
+        verdict=res.letter,
+        verdict_slot=res.slot,
+        parse_status=res.status,
+        **kw,
+    )
+
+
+@JUDGES.register("transformers")
+class TransformersJudge:
+    """The N-way generative judge on a transformers causal LM."""
+
+    config_cls: ClassVar[type[JudgeOptions]] = TransformersJudgeOptions
+
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        opts = options if options is not None else TransformersJudgeOptions()
+        if not isinstance(opts, TransformersJudgeOptions):
+            raise TypeError(f"TransformersJudge takes TransformersJudgeOptions, got {opts!r}")
+        self.options = opts
+        self.template = JUDGE_TEMPLATES[opts.template]
+        self._generator: Any = None
+        self._snapshot: str | None = None
+
+    def _ensure_loaded(self) -> Any:
+        if self._generator is None:
+            from presentation_dependence.judge.generation import (
+                TransformersGenerator,
+                load_generator,
+            )
+
+            o = self.options
+            backend, self._snapshot = load_generator(
+                o.model_name,
+                revision=o.revision,
+                dtype=o.dtype,
+                device=o.device,
+                trust_remote_code=o.trust_remote_code,
+            )
+            self._generator = TransformersGenerator(
+                backend, max_new_tokens=o.max_new_tokens, seed=o.seed
+            )
+        return self._generator
+
+    def prompt_text(self, req: JudgeRequest) -> str:
+        cut = self.options.max_response_chars
+        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
+        return self.template.render(req.item.prompt.strip(), answers)
+
+    def judge(
+        self,
+        requests: Sequence[JudgeRequest],
+        *,
+        batch_size: int | None = None,
+        one_at_a_time: bool | None = None,
+    ) -> list[JudgeRecord]:
+        gen = self._ensure_loaded()
+        o = self.options
+        prompts = [gen.encode_chat(self.prompt_text(r), o.chat_template_kwargs) for r in requests]
+        limit = gen.backend.max_context
+        for r, p in zip(requests, prompts, strict=True):
+            if limit is not None and len(p) + o.max_new_tokens > limit:
+                raise ConfigError(
+                    f"item {r.item.item_id!r}: {len(p)} prompt tokens + {o.max_new_tokens} new "
+                    f"exceed the model's context {limit}. Fix: lower max_response_chars"
+                )
+        outs, stats = gen.generate(
+            prompts,
+            batch_size=o.batch_size if batch_size is None else batch_size,
+            one_at_a_time=o.one_at_a_time if one_at_a_time is None else one_at_a_time,
+            num_threads=o.num_threads,
+        )
+        logger.info(
+            "judged %d prompts in %d generate calls: %d prompt + %d new tokens, %.1f s",
+            len(requests),
+            stats.calls,
+            stats.prompt_tokens,
+            stats.new_tokens,
+            stats.seconds,
+        )
+        return [
+            verdict_record(
+                r,
+                g.text,
+                o.parser_rule,
+                token_ids=g.token_ids,
+                finish=g.finish,
+                prompt_tokens=g.prompt_tokens,
+            )
+            for r, g in zip(requests, outs, strict=True)
+        ]
+
+    def identity(self) -> JudgeIdentity:
+        self._ensure_loaded()
+        assert self._snapshot is not None
+        return JudgeIdentity(
+            judge_class="transformers",
+            model_snapshot=self._snapshot,
+            prompt_version=self.template.version,
+            parser_version=parser_version(self.options.parser_rule),
+            seed=self.options.seed,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        gen = self._ensure_loaded()
+        return {
+            "judge_class": "transformers",
+            **self.identity().to_dict(),
+            **gen.backend.describe(),
+            "decoding": "greedy (temperature 0)",
+            "eos_token_ids": list(gen.eos_ids),
+            "options": asdict(self.options),
+        }

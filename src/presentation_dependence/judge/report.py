@@ -1,0 +1,220 @@
+"""Markdown tables of judge runs, rerun noise, comparisons and response ranking.
+
+Every table is rendered from the JSON summaries the runners write, so the numbers in
+docs/JUDGE.md are the measured ones, untouched by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "compare_markdown",
+    "fmt",
+    "jsonable",
+    "noise_markdown",
+    "ranking_markdown",
+    "sweep_markdown",
+]
+
+
+def jsonable(obj: Any) -> Any:
+    """A copy with NaN/inf floats as None and tuples as lists (strict JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number with ``digits`` decimals; None/NaN as 'n/a'."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    return f"{float(x):.{digits}f}"
+
+
+def _ci(d: Mapping[str, Any], lo: str = "ci_low", hi: str = "ci_high") -> str:
+    return f"[{fmt(d.get(lo))}, {fmt(d.get(hi))}]"
+
+
+def _pair(ci: Sequence[Any]) -> str:
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_markdown(s: Mapping[str, Any]) -> str:
+    """The judge run: scores under both conventions, parse failures, accuracy by slot."""
+    conf = round(100 * s["confidence"])
+    f0, fc = s["score_fail0"], s["score_fail_chance"]
+    head = _table(
+        [
+            "items",
+            "records",
+            "placements/item",
+            "parse failures",
+            f"failure rate [{conf}% Wilson]",
+            f"score, failure = 0 [{conf}% CI]",
+            f"score, failure = 1/N [{conf}% CI]",
+            "items judged alike in every placement",
+        ],
+        [
+            [
+                s["items"],
+                s["records"],
+                fmt(s["placements_per_item"], 1),
+                s["parse_failures"],
+                f"{fmt(s['parse_failure_rate'])} {_pair(s['parse_failure_ci'])}",
+                f"{fmt(f0['mean'])} {_ci(f0)}",
+                f"{fmt(fc['mean'])} {_ci(fc)}",
+                fmt(s["consistent_items"]),
+            ]
+        ],
+    )
+    slots = _table(
+        [
+            "correct answer in slot",
+            "records",
+            "correct",
+            f"accuracy [{conf}% Wilson]",
+            "parse failures",
+            "share of parsed verdicts naming this slot",
+        ],
+        [
+            [
+                r["slot"],
+                r["n"],
+                r["correct"],
+                f"{fmt(r['accuracy'])} {_ci(r)}",
+                r["parse_failures"],
+                fmt(r["named_share"]),
+            ]
+            for r in s["slots"]
+        ],
+    )
+    sp = s["slot_spread"]
+    status = ", ".join(f"{k} {v}" for k, v in s["parse_status"].items())
+    finish = ", ".join(f"{k} {v}" for k, v in s["finish"].items())
+    return (
+        head + "\n" + slots + f"\nSpread between the best and worst slot: {fmt(sp['spread'])} "
+        f"{_ci(sp)} ({conf}% percentile bootstrap over items, {s['bootstrap_resamples']} "
+        f"resamples).\nParse status: {status}. Generation ended by: {finish}.\n"
+    )
+
+
+def noise_markdown(n: Mapping[str, Any]) -> str:
+    """Per-run cost and accuracy, then every rerun comparison."""
+    runs = _table(
+        ["condition", "run", "seconds", "accuracy (failure = 0)", "parse failure rate"],
+        [
+            [
+                r["condition"],
+                r["run"],
+                fmt(r["seconds"], 1),
+                fmt(r["accuracy"]),
+                fmt(r["parse_failure_rate"]),
+            ]
+            for r in n["runs"]
+        ],
+    )
+    rows = []
+    for c in n["comparisons"]:
+        fd = c["first_diff"]
+        first = (
+            "–"
+            if not fd["count"]
+            else f"{fd['min']} / {fmt(fd['median'], 1)} / {fd['max']} ({fd['unit']}s)"
+        )
+        rows.append(
+            [
+                c["label"],
+                c["records"],
+                f"{fmt(c['identical_share'])} {_pair(c['identical_ci'])}",
+                f"{fmt(c['flip_share'])} ({c['flips']})",
+                f"{c['score_change']:+.3f} ± {fmt(c['score_change_se'])}",
+                fmt(c["noise_to_se"]),
+                first,
+            ]
+        )
+    comp = _table(
+        [
+            "comparison",
+            "records",
+            "identical responses [95% Wilson]",
+            "right/wrong flips",
+            "score change ± 1 SE",
+            "noise ÷ SE",
+            "first differing position min / median / max",
+        ],
+        rows,
+    )
+    return runs + "\n" + comp
+
+
+def compare_markdown(label_a: str, label_b: str, c: Mapping[str, Any]) -> str:
+    mc, pb = c["mcnemar"], c["paired_bootstrap"]
+    return _table(
+        [
+            "A",
+            "B",
+            "records",
+            "A only right",
+            "B only right",
+            "exact McNemar p",
+            "items",
+            "score A − B [95% paired bootstrap]",
+            "bootstrap p",
+        ],
+        [
+            [
+                label_a,
+                label_b,
+                mc["n"],
+                mc["a_only"],
+                mc["b_only"],
+                fmt(mc["p_value"]),
+                pb["items"],
+                f"{pb['mean_diff']:+.3f} [{fmt(pb['ci_low'])}, {fmt(pb['ci_high'])}]",
+                fmt(pb["p_value"]),
+            ]
+        ],
+    )
+
+
+def ranking_markdown(s: Mapping[str, Any]) -> str:
+    tp = s["tau_psi"] or {}
+    return _table(
+        [
+            "items",
+            "presentations",
+            f"nDCG@{s['ndcg_k']} [95% CI]",
+            "τ-PSI [95% CI]",
+            "pairs",
+            "pair flip rate",
+            "pairwise accuracy",
+        ],
+        [
+            [
+                s["items"],
+                s["num_presentations"],
+                f"{fmt(s['ndcg']['mean'])} {_ci(s['ndcg'])}",
+                f"{fmt(tp.get('mean'))} {_ci(tp)}",
+                s["pairs"],
+                fmt(s["pair_flip_rate"]),
+                fmt(s["pairwise_accuracy"]),
+            ]
+        ],
+    )

@@ -1,0 +1,261 @@
+"""Judge tasks end to end: load, place, judge, score, write (``presdep judge | noise | gate``).
+
+Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``):
+
+``resolved_config.yaml``, ``provenance.json`` (argv, packages, seeds, the judge's identity and
+description), and per command:
+
+* ``judge``: ``records.jsonl`` (one :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
+  for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
+* ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
+  run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
+* ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import zlib
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.judge.base import Judge, build_judge
+from presentation_dependence.judge.compare import compare_runs
+from presentation_dependence.judge.config import JudgeTaskConfig
+from presentation_dependence.judge.gate import GateVerdict, run_gate
+from presentation_dependence.judge.loaders import load_response_set
+from presentation_dependence.judge.noise import run_noise
+from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.judge.records import (
+    JudgeRequest,
+    ResponseItem,
+    read_records,
+    write_records,
+)
+from presentation_dependence.judge.report import (
+    compare_markdown,
+    jsonable,
+    noise_markdown,
+    ranking_markdown,
+    sweep_markdown,
+)
+from presentation_dependence.judge.scoring import summarise_records
+from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.secrets import redact
+
+__all__ = [
+    "default_out_dir",
+    "judge_requests",
+    "run_gate_task",
+    "run_judge_task",
+    "run_noise_task",
+    "run_rank_task",
+]
+
+log = logging.getLogger(__name__)
+
+
+def default_out_dir(cfg: JudgeTaskConfig) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path(cfg.output_root) / cfg.id / stamp
+
+
+def _rng(cfg: JudgeTaskConfig, purpose: str) -> np.random.Generator:
+    return np.random.default_rng([cfg.seed, zlib.crc32(purpose.encode("utf-8"))])
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+
+
+def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
+    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    prov = collect_provenance(
+        argv=argv,
+        seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
+        extra={"judge": judge.describe()},
+    )
+    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
+
+
+def judge_requests(cfg: JudgeTaskConfig) -> tuple[list[ResponseItem], list[JudgeRequest]]:
+    """The items (exactly one correct response each) and their placements, from the config."""
+    items = load_response_set(replace(cfg.data, require_one_correct=True))
+    return items, make_requests(items, cfg.placement.mode, cfg.placement_seed)
+
+
+def _judge(cfg: JudgeTaskConfig) -> Judge:
+    return build_judge(cfg.judge.judge_class, cfg.judge.options)
+
+
+def run_judge_task(
+    cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The N-way judge over every item x placement; writes records, summary and report."""
+    if cfg.task == "rank":
+        return run_rank_task(cfg, out, argv)
+    out = out or default_out_dir(cfg)
+    items, requests = judge_requests(cfg)
+    judge = _judge(cfg)
+    _start(cfg, out, argv, judge)
+    log.info(
+        "judging %d items x %s placements = %d calls", len(items), cfg.placement.mode, len(requests)
+    )
+    records = judge.judge(requests)
+    write_records(out / "records.jsonl", records)
+    summary = summarise_records(
+        records,
+        rng=_rng(cfg, "judge-summary"),
+        n_resamples=cfg.bootstrap_resamples,
+        confidence=cfg.confidence,
+    )
+    summary["identity"] = judge.identity().to_dict()
+    summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
+    write_json(out / "summary.json", summary)
+    atomic_write_text(out / "report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
+    log.info("wrote %s", out)
+    return summary
+
+
+def run_noise_task(
+    cfg: JudgeTaskConfig,
+    out: Path | None = None,
+    argv: Sequence[str] | None = None,
+    *,
+    reference: Path | None = None,
+) -> dict[str, Any]:
+    """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report."""
+    out = out or default_out_dir(cfg)
+    _, requests = judge_requests(cfg)
+    judge = _judge(cfg)
+    _start(cfg, out, argv, judge)
+    ref = read_records(reference) if reference is not None else None
+    nc = cfg.noise
+    result = run_noise(
+        judge,
+        requests,
+        repeats=nc.repeats,
+        batch_sizes=list(nc.batch_sizes),
+        one_at_a_time=nc.one_at_a_time,
+        reference=ref,
+        confidence=cfg.confidence,
+    )
+    runs = []
+    for cond, recs in result.runs.items():
+        for r, rs in enumerate(recs):
+            write_records(out / "noise" / cond.replace("=", "") / f"run{r}.jsonl", rs)
+            runs.append(
+                {
+                    "condition": cond,
+                    "run": r,
+                    "seconds": result.seconds[cond][r],
+                    "records": len(rs),
+                    "accuracy": float(np.mean([x.correct for x in rs])),
+                    "parse_failure_rate": float(np.mean([not x.parsed for x in rs])),
+                }
+            )
+    first = next(iter(result.runs))
+    paired = []
+    for cond, recs in result.runs.items():
+        if cond != first:
+            c = compare_runs(
+                result.runs[first][0],
+                recs[0],
+                rng=_rng(cfg, f"noise-compare-{cond}"),
+                n_resamples=cfg.bootstrap_resamples,
+                confidence=cfg.confidence,
+            )
+            paired.append({"a": f"{first} run 0", "b": f"{cond} run 0", **c})
+    noise = {
+        "identity": judge.identity().to_dict(),
+        "runs": runs,
+        "comparisons": result.comparisons,
+        "paired_tests": paired,
+    }
+    write_json(out / "noise.json", noise)
+    summary = summarise_records(
+        result.runs[first][0],
+        rng=_rng(cfg, "judge-summary"),
+        n_resamples=cfg.bootstrap_resamples,
+        confidence=cfg.confidence,
+    )
+    summary["identity"] = noise["identity"]
+    summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
+    write_json(out / "summary.json", summary)
+    text = (
+        f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
+        + sweep_markdown(summary)
+        + "\n## Reruns\n\n"
+        + noise_markdown(noise)
+    )
+    if paired:
+        text += "\n## Paired tests\n\n" + "".join(
+            compare_markdown(p["a"], p["b"], p) for p in paired
+        )
+    atomic_write_text(out / "noise.md", text)
+    log.info("wrote %s", out)
+    return noise
+
+
+def run_gate_task(
+    cfg: JudgeTaskConfig, verdict_path: Path | None = None, argv: Sequence[str] | None = None
+) -> GateVerdict:
+    """Judge the config's cases k times and decide; writes the JSON verdict."""
+    _, cases = judge_requests(cfg)
+    judge = _judge(cfg)
+    verdict = run_gate(judge, cases, cfg.gate)
+    path = verdict_path or default_out_dir(cfg) / "gate_verdict.json"
+    write_json(
+        path,
+        {
+            **verdict.to_dict(),
+            "config": cfg.to_plain(),
+            "command": list(argv) if argv is not None else None,
+            "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    )
+    log.info("gate verdict written to %s", path)
+    return verdict
+
+
+def run_rank_task(
+    cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Response ranking with the readout (``task: rank``)."""
+    from presentation_dependence.judge.ranking import rank_responses
+    from presentation_dependence.rerankers import build_reranker
+
+    out = out or default_out_dir(cfg)
+    items = load_response_set(cfg.data)
+    reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
+    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    per_item, summary = rank_responses(
+        items,
+        reranker,
+        num_presentations=cfg.ranking.num_presentations,
+        seed=cfg.seed,
+        ndcg_k=cfg.ranking.ndcg_k,
+        rng=_rng(cfg, "rank-summary"),
+        n_resamples=cfg.bootstrap_resamples,
+        confidence=cfg.confidence,
+    )
+    prov = collect_provenance(
+        argv=argv, seeds={"seed": cfg.seed}, extra={"reranker": reranker.describe()}
+    )
+    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
+    atomic_write_text(
+        out / "ranking_items.jsonl", "".join(json.dumps(jsonable(r)) + "\n" for r in per_item)
+    )
+    write_json(out / "ranking_summary.json", summary)
+    atomic_write_text(
+        out / "report.md", f"# Response ranking `{cfg.id}`\n\n" + ranking_markdown(summary)
+    )
+    log.info("wrote %s", out)
+    return summary

@@ -1,0 +1,111 @@
+"""A scripted judge with known accuracy and rerun noise, for testing the gate and ``run_noise``.
+
+Per (item, placement) a *latent* verdict is drawn once: correct with probability ``accuracy``,
+otherwise a uniformly chosen wrong slot. Each call (each repeat index) then, with probability
+``noise``, replaces it by a uniformly random slot, and with probability ``parse_failure`` writes
+a judgement without a verdict marker. All draws come from ``numpy.random.default_rng`` seeded by
+(seed, stream, crc32(item id), placement[, repeat]); batching is ignored. So a call is correct
+with probability ``(1 - parse_failure) * (accuracy * (1 - noise) + noise / N)``, and two calls
+of one case disagree only through ``noise`` and ``parse_failure``. The judgement text goes
+through the real parser.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
+from presentation_dependence.judge.generative import verdict_record
+from presentation_dependence.judge.parser import parser_version
+from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+
+__all__ = ["ScriptedJudge", "ScriptedJudgeOptions"]
+
+_LATENT = zlib.crc32(b"scripted-latent")
+_CALL = zlib.crc32(b"scripted-call")
+
+
+@dataclass(frozen=True)
+class ScriptedJudgeOptions(JudgeOptions):
+    accuracy: float = field(default=0.7, metadata={"help": "P(latent verdict is correct)"})
+    noise: float = field(default=0.0, metadata={"help": "P(a call redraws its verdict at random)"})
+    parse_failure: float = field(default=0.0, metadata={"help": "P(a call writes no marker)"})
+    seed: int = field(default=0, metadata={"help": "seed of every draw"})
+
+    def __post_init__(self) -> None:
+        for name in ("accuracy", "noise", "parse_failure"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {v}")
+
+    def call_accuracy(self, n: int) -> float:
+        """P(one call is correct) for an N-way item."""
+        return (1 - self.parse_failure) * (self.accuracy * (1 - self.noise) + self.noise / n)
+
+
+@JUDGES.register("scripted")
+class ScriptedJudge:
+    """A fake judge whose per-call accuracy and noise are set by its options."""
+
+    config_cls: ClassVar[type[JudgeOptions]] = ScriptedJudgeOptions
+
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        opts = options if options is not None else ScriptedJudgeOptions()
+        if not isinstance(opts, ScriptedJudgeOptions):
+            raise TypeError(f"ScriptedJudge takes ScriptedJudgeOptions, got {opts!r}")
+        self.options = opts
+        self.calls = 0
+
+    def _seed(self, stream: int, req: JudgeRequest, *extra: int) -> list[int]:
+        item = zlib.crc32(req.item.item_id.encode("utf-8"))
+        return [self.options.seed, stream, item, *req.placement, *extra]
+
+    def _one(self, req: JudgeRequest) -> JudgeRecord:
+        o = self.options
+        latent_rng = np.random.default_rng(self._seed(_LATENT, req))
+        if latent_rng.random() < o.accuracy:
+            slot = req.correct_slot
+        else:
+            wrong = [s for s in range(req.n) if s != req.correct_slot]
+            slot = int(wrong[int(latent_rng.integers(len(wrong)))])
+        call = np.random.default_rng(self._seed(_CALL, req, req.repeat))
+        if call.random() < o.noise:
+            slot = int(call.integers(req.n))
+        if call.random() < o.parse_failure:
+            text = f"Scripted judgement (repeat {req.repeat}): no verdict."
+        else:
+            text = f"Scripted judgement (repeat {req.repeat}). Verdict: [[{slot_letter(slot)}]]"
+        return verdict_record(req, text, "strict")
+
+    def judge(
+        self,
+        requests: Sequence[JudgeRequest],
+        *,
+        batch_size: int | None = None,
+        one_at_a_time: bool | None = None,
+    ) -> list[JudgeRecord]:
+        self.calls += len(requests)
+        return [self._one(r) for r in requests]
+
+    def identity(self) -> JudgeIdentity:
+        o = self.options
+        return JudgeIdentity(
+            judge_class="scripted",
+            model_snapshot=f"scripted:accuracy={o.accuracy},noise={o.noise},parse_failure={o.parse_failure}",
+            prompt_version="scripted:v1",
+            parser_version=parser_version("strict"),
+            seed=o.seed,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "judge_class": "scripted",
+            **self.identity().to_dict(),
+            "options": asdict(self.options),
+        }

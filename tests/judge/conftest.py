@@ -1,0 +1,48 @@
+"""Fixtures of the judge tests: a small JSONL response set written on the fly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from presentation_dependence.judge.records import ResponseItem
+
+
+def make_items(n: int = 6, k: int = 4) -> list[ResponseItem]:
+    """``n`` items of ``k`` responses, exactly one correct (at index i mod k)."""
+    return [
+        ResponseItem(
+            item_id=f"it{i:02d}",
+            prompt=f"What is {i} + {i}?",
+            responses=tuple(f"The answer is {2 * i + (j != i % k)}." for j in range(k)),
+            labels=tuple(j == i % k for j in range(k)),
+            source="synthetic",
+        )
+        for i in range(n)
+    ]
+
+
+def write_jsonl(path: Path, items: list[ResponseItem]) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": it.item_id,
+                    "prompt": it.prompt,
+                    "responses": list(it.responses),
+                    "labels": list(it.labels),
+                    "source": it.source,
+                }
+            )
+            + "\n"
+            for it in items
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def items_file(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "items.jsonl", make_items(40))
