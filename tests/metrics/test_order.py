@@ -13,8 +13,10 @@ from presentation_dependence.metrics import (
     kendall_tau_b,
     mean_pairwise_tau,
     rank_variance,
+    score_spread,
     score_variance,
     tau_psi,
+    tied_share,
     zeng_psi,
     zeng_psi_corpus,
 )
@@ -163,4 +165,31 @@ def test_inputs_not_mutated():
     tau_psi(matrix)
     score_variance(matrix)
     rank_variance(matrix, tiebreak=np.arange(6))
+    score_spread(matrix)
+    tied_share(matrix)
     np.testing.assert_array_equal(matrix, before)
+
+
+def test_score_spread_hand_case():
+    # row 1: std of (0, 3) = 1.5; row 2: all equal = 0 -> mean 0.75
+    assert score_spread(_ro([[0.0, 3.0], [1.0, 1.0]])) == pytest.approx(0.75)
+    assert score_spread(_ro([[2.0], [1.0]])) == 0.0
+
+
+def test_tied_share_hand_case():
+    # row 1: 1.0 and 1.0005 tie (tol 1e-3), 2.0 does not -> 2/3; row 2: all distinct -> 0
+    m = _ro([[1.0, 1.0005, 2.0], [0.0, 1.0, 2.0]])
+    assert tied_share(m) == pytest.approx(1 / 3)
+    assert tied_share(m, tol=0.0) == 0.0
+    assert tied_share(_ro([[1.5, 1.5, 1.5]])) == 1.0
+    assert tied_share(_ro([[1.5]])) == 0.0
+    with pytest.raises(ValueError, match="tol"):
+        tied_share(m, tol=-1)
+
+
+def test_collapsed_scorer_is_stable_but_flat():
+    # the failure mode spread and ties guard against: a near-constant scorer
+    flat = _ro([[1.0, 1.0 + 1e-4, 1.0 + 2e-4]] * 3)
+    assert tau_psi(flat) == 0.0
+    assert score_spread(flat) < 1e-3
+    assert tied_share(flat) == 1.0

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from presentation_dependence.optional import MissingExtraError, import_optional
-from presentation_dependence.training.study import study_plan, study_table
+from presentation_dependence.training.study import collapsed, study_plan, study_table
 
 
 def test_missing_extra_names_it():
@@ -32,21 +32,27 @@ def test_study_plan_runs_every_scorer_through_the_normal_runners():
     ]
 
 
-def _fake_run(folder, ndcg):
+def _fake_run(folder, ndcg, tau, spread):
     (folder / "psi").mkdir(parents=True)
-    (folder / "metrics.json").write_text(json.dumps({"num_queries": 2, "mean": {"ndcg@10": ndcg}}))
+    (folder / "metrics.json").write_text(json.dumps({"num_queries": 3, "mean": {"ndcg@10": ndcg}}))
+    per_query = {
+        q: {"ndcg_mean": ndcg - 0.05 + d, "tau_psi": tau + d, "score_spread": spread}
+        for q, d in (("q1", -0.01), ("q2", 0.0), ("q3", 0.01))
+    }
     summary = {
         m: {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}
         for m, v in (
             ("ndcg_mean", ndcg - 0.05),
-            ("tau_psi", 0.3),
+            ("tau_psi", tau),
             ("delta_ndcg", 0.2),
             ("changed_topk", 0.5),
+            ("score_spread", spread),
+            ("tied_share", 0.0),
         )
     }
     psi = {
         "variants": {
-            "random_shuffle": {"summary": summary},
+            "random_shuffle": {"summary": summary, "per_query": per_query},
             "same_order": {"summary": {"tau_psi": {"mean": 0.0}}},
         },
         "cost": {"same_order": {"forward_passes_per_query": 2.0}},
@@ -55,14 +61,28 @@ def _fake_run(folder, ndcg):
 
 
 def test_study_table(tmp_path):
-    _fake_run(tmp_path / "off-the-shelf", 0.4)
-    _fake_run(tmp_path / "oc-sft", 0.45)
-    table = study_table([tmp_path / "off-the-shelf", tmp_path / "oc-sft"])
+    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    _fake_run(tmp_path / "flat", 0.45, tau=0.1, spread=0.01)
+    table = study_table([tmp_path / "off-the-shelf", tmp_path / "oc-sft", tmp_path / "flat"])
     lines = table.splitlines()
-    assert len(lines) == 4 and lines[2].startswith(
-        "| off-the-shelf | 2 | 0.400 | 0.350 [0.250, 0.450]"
-    )
+    assert lines[2].startswith("| off-the-shelf | 3 | 0.400 | 0.350 [0.250, 0.450]")
     assert "| oc-sft |" in lines[3]
+    # paired: oc-sft - off-the-shelf is exactly -0.3 in tau_psi on every query
+    paired = next(ln for ln in lines if ln.startswith("| oc-sft | tau_psi |"))
+    assert "-0.300 [-0.300, -0.300]" in paired
+    verdict = {ln.split(" | ")[0][2:]: ln for ln in lines if ln.endswith(("| yes |", "| no |"))}
+    # halved (0.2/0.5 = 0.40), nDCG kept (+0.05), not collapsed
+    assert verdict["oc-sft"] == "| oc-sft | 0.40 | yes | yes | no |"
+    # the flat scorer "halves" tau-PSI only by flattening: spread 0.01 < 0.5 * 0.4
+    assert verdict["flat"].endswith("| yes |")
+
+
+def test_collapse_rule():
+    base = {"score_spread": 0.4, "tied_share": 0.0}
+    assert not collapsed({"score_spread": 0.25, "tied_share": 0.1}, base)
+    assert collapsed({"score_spread": 0.1, "tied_share": 0.1}, base)
+    assert collapsed({"score_spread": 0.4, "tied_share": 0.6}, base)
 
 
 @pytest.mark.slow

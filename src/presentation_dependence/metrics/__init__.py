@@ -21,8 +21,10 @@ from presentation_dependence.metrics.order import (
     kendall_tau_b,
     mean_pairwise_tau,
     rank_variance,
+    score_spread,
     score_variance,
     tau_psi,
+    tied_share,
     zeng_psi,
     zeng_psi_corpus,
 )
@@ -58,8 +60,10 @@ __all__ = [
     "ranks_from_scores",
     "retained_set",
     "retained_set_changed",
+    "score_spread",
     "score_variance",
     "tau_psi",
+    "tied_share",
     "zeng_psi",
     "zeng_psi_corpus",
 ]

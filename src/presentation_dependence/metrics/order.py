@@ -29,8 +29,10 @@ __all__ = [
     "kendall_tau_b",
     "mean_pairwise_tau",
     "rank_variance",
+    "score_spread",
     "score_variance",
     "tau_psi",
+    "tied_share",
     "zeng_psi",
     "zeng_psi_corpus",
 ]
@@ -138,6 +140,39 @@ def score_variance(score_matrix: ArrayLike) -> NDArray[np.float64]:
     estimate of the variance over all permutations. Returns shape (n,).
     """
     return np.asarray(np.var(_matrix("score_matrix", score_matrix), axis=0), dtype=np.float64)
+
+
+def score_spread(score_matrix: ArrayLike) -> float:
+    """Mean within-presentation spread of the scores: ``(1/M) Σ_m std_j(s_mj)`` (ddof = 0).
+
+    How far apart the scorer puts the candidates of one query, averaged over presentations.
+    Beside τ-PSI it tells a stable ranking from a flattened one: a scorer that pushes every
+    candidate to the same score becomes "order-stable" only because there is nothing left to
+    order (Zhao et al., "Calibrate Before Use", ICML 2021, discuss the same flattening for
+    content-free calibration). 0 for n = 1.
+    """
+    s = _matrix("score_matrix", score_matrix)
+    return float(np.std(s, axis=1).mean())
+
+
+def tied_share(score_matrix: ArrayLike, tol: float = 1e-3) -> float:
+    """Share of candidates tied with another candidate of the same presentation, averaged.
+
+    Candidate j of presentation m is tied when some k ≠ j has ``|s_mj − s_mk| ≤ tol``
+    (default 1e-3 on the 0–3 grade scale, below the three decimals reports print).
+    ``(1/(M n)) Σ_m Σ_j 1[∃ k ≠ j: |s_mj − s_mk| ≤ tol]``. 0 = every score distinct, 1 = no
+    candidate separable from all others. Ranks of tied candidates come from the tie-break
+    (first-stage rank), not from the scorer.
+    """
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    s = _matrix("score_matrix", score_matrix)
+    if s.shape[1] < 2:
+        return 0.0
+    diff = np.abs(s[:, :, None] - s[:, None, :])
+    idx = np.arange(s.shape[1])
+    diff[:, idx, idx] = np.inf  # a candidate is not tied with itself
+    return float((diff <= tol).any(axis=2).mean())
 
 
 def rank_variance(

@@ -37,8 +37,10 @@ from presentation_dependence.metrics.decisions import (
 from presentation_dependence.metrics.order import (
     mean_pairwise_tau,
     rank_variance,
+    score_spread,
     score_variance,
     tau_psi,
+    tied_share,
     zeng_psi_corpus,
 )
 from presentation_dependence.metrics.ranking import ndcg_at_k, ndcg_per_presentation
@@ -67,6 +69,8 @@ def query_metrics(
         "ndcg_std": float(ndcgs.std()),
         "score_var": float(score_variance(scores).mean()),
         "rank_var": float(rank_variance(scores, tiebreak=first_stage).mean()),
+        "score_spread": score_spread(scores),
+        "tied_share": tied_share(scores),
     }
     if rob.retain_top_k is not None:
         sets = [

@@ -10,12 +10,17 @@ its output exists, so the plan can be rerun after an interruption.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STUDENTS", "Step", "study_plan", "study_table"]
+import numpy as np
+
+from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+
+__all__ = ["STUDENTS", "Step", "collapsed", "paired_rows", "study_plan", "study_row", "study_table"]
 
 # (scorer name, training config stem) of the four students.
 STUDENTS = (
@@ -145,7 +150,8 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
     folder = Path(run_dir)
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     psi = json.loads((folder / "psi" / "psi_metrics.json").read_text(encoding="utf-8"))
-    shuffled = psi["variants"]["random_shuffle"]["summary"]
+    shuffled_block = psi["variants"]["random_shuffle"]
+    shuffled = shuffled_block["summary"]
     null = psi["variants"].get("same_order", {}).get("summary", {})
     cost = psi.get("cost", {}).get("same_order", {})
     return {
@@ -156,26 +162,105 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
         "tau_psi": shuffled["tau_psi"],
         "delta_ndcg": _mean(shuffled, "delta_ndcg"),
         "flip_topk": _mean(shuffled, "changed_topk"),
+        "score_spread": _mean(shuffled, "score_spread"),
+        "tied_share": _mean(shuffled, "tied_share"),
         "null_tau_psi": _mean(null, "tau_psi"),
         "passes_per_presentation": cost.get("forward_passes_per_query"),
+        "per_query": shuffled_block.get("per_query", {}),
     }
 
 
+def collapsed(row: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
+    """A variant "wins" by flattening when its within-query score spread falls below half the
+    off-the-shelf scorer's, or when more than half of its candidates tie (``tied_share``)."""
+    spread, base_spread = row.get("score_spread"), base.get("score_spread")
+    if spread is not None and base_spread and spread < 0.5 * base_spread:
+        return True
+    return bool(row.get("tied_share") is not None and row["tied_share"] > 0.5)
+
+
+def paired_rows(rows: Sequence[Mapping[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
+    """Each scorer against the first (off-the-shelf), paired over queries: τ-PSI and nDCG@10 over
+    the shuffles. Seeded paired bootstrap (95% CI) and a paired permutation test."""
+    if len(rows) < 2:
+        return []
+    base = rows[0]
+    out = []
+    for r in rows[1:]:
+        for metric in ("tau_psi", "ndcg_mean", "score_spread"):
+            qids = [q for q in base["per_query"] if q in r["per_query"]]
+            if not qids or metric not in r["per_query"][qids[0]]:
+                continue
+            a = np.array([r["per_query"][q][metric] for q in qids])
+            b = np.array([base["per_query"][q][metric] for q in qids])
+            key = zlib.crc32(f"{r['scorer']}/{metric}".encode())
+            boot = paired_bootstrap(a, b, rng=np.random.default_rng([seed, key]))
+            perm = paired_permutation_test(a, b, rng=np.random.default_rng([seed, key, 1]))
+            out.append(
+                {
+                    "scorer": r["scorer"],
+                    "metric": metric,
+                    "queries": len(qids),
+                    **boot,
+                    "permutation_p": perm["p_value"],
+                }
+            )
+    return out
+
+
 def study_table(run_dirs: Sequence[str | Path]) -> str:
-    """The study's Markdown table, one row per scorer run folder."""
+    """The study's Markdown: one row per scorer run folder, then each scorer paired against the
+    first (off-the-shelf) and the verdict on the issue's goal (τ-PSI halved, no loss of nDCG@10
+    over the shuffles, no collapse of the score spread)."""
+    rows = [study_row(d) for d in run_dirs]
     head = (
         "| scorer | queries | nDCG@10 (given order) | nDCG@10 over 10 shuffles [95% CI] | "
-        "τ-PSI [95% CI] | ΔnDCG@10 | top-10 flip rate | τ-PSI same-order null | forward passes "
-        "per query (null variant) |"
+        "τ-PSI [95% CI] | ΔnDCG@10 | top-10 flip rate | score spread (mean within-query std) "
+        "| tied share | τ-PSI same-order null | forward passes per query (null variant) |"
     )
-    lines = [head, "|" + "---|" * 9]
-    for d in run_dirs:
-        r = study_row(d)
+    lines = [head, "|" + "---|" * 11]
+    for r in rows:
         lines.append(
             f"| {r['scorer']} | {r['queries']} | {_fmt(r['ndcg10_given'])} | "
             f"{_fmt(_mean(r, 'ndcg_shuffled'), r['ndcg_shuffled'])} | "
             f"{_fmt(_mean(r, 'tau_psi'), r['tau_psi'])} | {_fmt(r['delta_ndcg'])} | "
-            f"{_fmt(r['flip_topk'])} | {_fmt(r['null_tau_psi'])} | "
-            f"{_fmt(r['passes_per_presentation'])} |"
+            f"{_fmt(r['flip_topk'])} | {_fmt(r['score_spread'])} | {_fmt(r['tied_share'])} | "
+            f"{_fmt(r['null_tau_psi'])} | {_fmt(r['passes_per_presentation'])} |"
         )
+    paired = paired_rows(rows)
+    if paired:
+        lines += [
+            "",
+            f"Paired over queries against `{rows[0]['scorer']}` (difference = scorer − "
+            f"{rows[0]['scorer']}; seeded paired bootstrap, 95% CI; paired permutation test):",
+            "",
+            "| scorer | metric | queries | mean difference [95% CI] | bootstrap p | "
+            "permutation p |",
+            "|---|---|---|---|---|---|",
+        ]
+        for p in paired:
+            lines.append(
+                f"| {p['scorer']} | {p['metric']} | {p['queries']} | {p['mean_diff']:+.3f} "
+                f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}] | {p['p_value']:.3g} | "
+                f"{p['permutation_p']:.3g} |"
+            )
+        base = rows[0]
+        lines += [
+            "",
+            "Goal (issue 5): τ-PSI at most half the off-the-shelf scorer's, nDCG@10 over the "
+            "shuffles not below it (paired mean difference ≥ 0 or its CI covering 0), and no "
+            "collapse (spread ≥ half the off-the-shelf spread, tied share ≤ 0.5).",
+            "",
+            "| scorer | τ-PSI / off-the-shelf | halved | nDCG over shuffles kept | collapsed |",
+            "|---|---|---|---|---|",
+        ]
+        ndcg = {p["scorer"]: p for p in paired if p["metric"] == "ndcg_mean"}
+        for r in rows[1:]:
+            ratio = (_mean(r, "tau_psi") or 0.0) / (_mean(base, "tau_psi") or float("nan"))
+            d = ndcg.get(r["scorer"])
+            kept = d is not None and d["ci_high"] >= 0  # not significantly below
+            lines.append(
+                f"| {r['scorer']} | {ratio:.2f} | {'yes' if ratio <= 0.5 else 'no'} | "
+                f"{'yes' if kept else 'no'} | {'yes' if collapsed(r, base) else 'no'} |"
+            )
     return "\n".join(lines) + "\n"
