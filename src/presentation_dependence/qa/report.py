@@ -140,10 +140,10 @@ def measured_by(provenance: Mapping[str, Any]) -> str:
     )
 
 
-def splice(doc: str, block: str) -> str:
-    """``doc`` with the text between the qa-results markers replaced by ``block``."""
-    if doc.count(START) != 1 or doc.count(END) != 1 or doc.index(START) > doc.index(END):
-        raise ValueError(f"the document needs one {START} ... {END} pair")
-    head, rest = doc.split(START)
-    _, tail = rest.split(END)
-    return f"{head}{START}\n{block.rstrip()}\n{END}{tail}"
+def splice(doc: str, block: str, start: str = START, end: str = END) -> str:
+    """``doc`` with the text between the ``start`` and ``end`` markers replaced by ``block``."""
+    if doc.count(start) != 1 or doc.count(end) != 1 or doc.index(start) > doc.index(end):
+        raise ValueError(f"the document needs one {start} ... {end} pair")
+    head, rest = doc.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{block.rstrip()}\n{end}{tail}"
