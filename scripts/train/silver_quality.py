@@ -17,6 +17,7 @@ from pathlib import Path
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.fixture import read_fixture
+from presentation_dependence.report.markers import splice_file
 from presentation_dependence.training.silver import read_silver
 from presentation_dependence.training.silver_quality import (
     silver_quality,
@@ -32,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("fixtures", nargs="+", help="fixture JSONL files holding the judgements")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", help="write the Markdown table here (else print it)")
+    p.add_argument(
+        "--doc", help="also rewrite the <!-- silver-quality:start/end --> block of this document"
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     try:
@@ -48,7 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         atomic_write_text(args.out, table)
         log.info("wrote %s", args.out)
-    else:
+    if args.doc:
+        try:
+            splice_file(args.doc, "silver-quality", table)
+        except (OSError, PresdepError) as err:
+            log.error("%s", err)
+            return 2
+        log.info("wrote the silver-quality block of %s", args.doc)
+    if not args.out and not args.doc:
         sys.stdout.write(table)
     return 0
 

@@ -12,7 +12,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.report.markers import splice_file
 from presentation_dependence.training.study import STUDENTS, study_table
 
 ORDER = ["off-the-shelf", "bsc", *(name for name, _ in STUDENTS)]
@@ -22,6 +24,11 @@ def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("dl19_dir", help="folder of the scorers' run folders")
     p.add_argument("--out", help="write the table here (else print it)")
+    p.add_argument(
+        "--doc",
+        help="also rewrite the <!-- study-table:start/end --> block of this document "
+        "(docs/TRAINING.md)",
+    )
     return p
 
 
@@ -38,7 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         atomic_write_text(args.out, table)
         logging.getLogger("study_table").info("wrote %s", args.out)
-    else:
+    if args.doc:
+        try:
+            splice_file(args.doc, "study-table", table)
+        except (OSError, PresdepError) as err:
+            logging.getLogger("study_table").error("%s", err)
+            return 2
+        logging.getLogger("study_table").info("wrote the study-table block of %s", args.doc)
+    if not args.out and not args.doc:
         sys.stdout.write(table)
     return 0
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from presentation_dependence.report.markers import splice as _splice
+
 __all__ = ["END", "START", "measured_by", "render_qa_markdown", "splice"]
 
 NULL = "same_order"
@@ -141,9 +143,5 @@ def measured_by(provenance: Mapping[str, Any]) -> str:
 
 
 def splice(doc: str, block: str, start: str = START, end: str = END) -> str:
-    """``doc`` with the text between the ``start`` and ``end`` markers replaced by ``block``."""
-    if doc.count(start) != 1 or doc.count(end) != 1 or doc.index(start) > doc.index(end):
-        raise ValueError(f"the document needs one {start} ... {end} pair")
-    head, rest = doc.split(start)
-    _, tail = rest.split(end)
-    return f"{head}{start}\n{block.rstrip()}\n{end}{tail}"
+    """``doc`` with the text between the qa-results markers (or ``start``/``end``) replaced."""
+    return _splice(doc, block, start, end)
