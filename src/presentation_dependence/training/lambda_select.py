@@ -137,9 +137,12 @@ def _cached_eval(
 
 
 def _markdown(result: dict[str, Any]) -> str:
-    head = "| λ | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | train loss |"
+    head = (
+        "| λ | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
+        "presentations | train loss |"
+    )
     lines = [f"# λ selection ({result['config_id']}, criterion {result['criterion']})", "", head]
-    lines.append("|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|")
     for row in [result["base"], *result["curve"]]:
         lam = "base (no adapter)" if row["lambda"] is None else f"{row['lambda']:g}"
         if row.get("lambda") == result["chosen_lambda"]:
@@ -147,7 +150,8 @@ def _markdown(result: dict[str, Any]) -> str:
         loss = row.get("train_loss")
         lines.append(
             f"| {lam} | {row['ndcg_given']:.4f} | {row['ndcg_mean']:.4f} | {row['tau_psi']:.4f} "
-            f"| {row['delta_ndcg']:.4f} | {'—' if loss is None else f'{loss:.4f}'} |"
+            f"| {row['delta_ndcg']:.4f} | {row.get('score_var', float('nan')):.4f} "
+            f"| {'—' if loss is None else f'{loss:.4f}'} |"
         )
     lines += ["", f"{result['heldout_queries']} held-out queries, M={result['num_presentations']}."]
     return "\n".join(lines) + "\n"
