@@ -72,3 +72,12 @@ def test_report_refuses_folder_without_psi(tmp_path):
         assert "presdep psi" in str(e)
     else:
         raise AssertionError("expected PresdepError")
+
+
+def test_student_runs_get_their_adapter_in_the_label():
+    from presentation_dependence.report.render import _label
+
+    assert _label({"id": "psi", "reranker": {}}) == "psi"
+    cfg = {"id": "psi", "reranker": {"adapter_path": "runs/self-distill/perm-aug/adapter"}}
+    assert _label(cfg) == "psi+perm-aug"
+    assert _label({"id": "psi", "reranker": {"adapter_path": "out/lambda-1"}}) == "psi+lambda-1"

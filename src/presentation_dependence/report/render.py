@@ -35,8 +35,18 @@ def load_psi_run(run_dir: Path) -> dict[str, Any]:
         "config": cfg,
         "metrics": json.loads(metrics_path.read_text("utf-8")),
         "cols": cols,
-        "label": cfg["id"],
+        "label": _label(cfg),
     }
+
+
+def _label(cfg: dict[str, Any]) -> str:
+    """The config id, plus the adapter's folder for a trained student (same config, new adapter)."""
+    adapter = (cfg.get("reranker") or {}).get("adapter_path")
+    if not adapter:
+        return str(cfg["id"])
+    parts = Path(adapter).parts
+    name = parts[-2] if len(parts) > 1 and parts[-1] == "adapter" else parts[-1]
+    return f"{cfg['id']}+{name}"
 
 
 def _fmt(s: dict[str, float], digits: int = 3) -> str:
