@@ -6,9 +6,9 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.report.markers import splice_file
 from presentation_dependence.runners.summary import summary_markdown
 
 
@@ -31,15 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.write:
         sys.stdout.write(table)
         return 0
-    path = Path(args.write)
-    text = path.read_text(encoding="utf-8")
-    start, end = f"<!-- {args.marker}:start -->", f"<!-- {args.marker}:end -->"
-    if start not in text or end not in text:
-        logging.getLogger("summarize_runs").error("%s has no %s ... %s markers", path, start, end)
+    try:
+        splice_file(args.write, args.marker, table)
+    except (OSError, PresdepError) as e:
+        logging.getLogger("summarize_runs").error("%s", e)
         return 2
-    before, rest = text.split(start, 1)
-    _, after = rest.split(end, 1)
-    path.write_text(f"{before}{start}\n{table}{end}{after}", encoding="utf-8")
     return 0
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.config import config_from_raw
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import read_records
@@ -27,11 +26,11 @@ from presentation_dependence.judge.report import (
     noise_markdown,
     sweep_markdown,
 )
+from presentation_dependence.report.markers import markers, splice_file
 
 __all__ = ["MARK_END", "MARK_START", "measured_markdown", "update_doc"]
 
-MARK_START = "<!-- judge-measured:start -->"
-MARK_END = "<!-- judge-measured:end -->"
+MARK_START, MARK_END = markers("judge-measured")
 
 
 def _load(folder: Path, name: str) -> Any:
@@ -116,10 +115,4 @@ def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) ->
 
 def update_doc(doc: Path, folder: Path) -> None:
     """Replace the marked section of ``doc`` with :func:`measured_markdown` of ``folder``."""
-    text = doc.read_text(encoding="utf-8")
-    start, end = text.find(MARK_START), text.find(MARK_END)
-    if start < 0 or end < start:
-        raise ConfigError(f"{doc}: needs the markers {MARK_START} ... {MARK_END}")
-    body = measured_markdown(folder)
-    new = text[: start + len(MARK_START)] + "\n" + body + text[end:]
-    atomic_write_text(doc, new)
+    splice_file(doc, "judge-measured", measured_markdown(folder))
