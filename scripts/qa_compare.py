@@ -18,12 +18,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.qa.compare import compare_qa, render_comparison
-from presentation_dependence.qa.report import measured_by, splice
+from presentation_dependence.qa.report import measured_by
+from presentation_dependence.report.markers import splice_file
 
 log = logging.getLogger("presentation_dependence.scripts.qa_compare")
-START, END = "<!-- qa-variants:start -->", "<!-- qa-variants:end -->"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,14 +47,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(f"- {label}: {by}")
     exclude = set()
     for fixture in args.exclude_from:
-        for n, line in enumerate(fixture.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = fixture.read_text(encoding="utf-8")
+        except OSError as err:
+            log.error("--exclude-from %s: %s", fixture, err)
+            return 2
+        for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     exclude.add(str(json.loads(line)["qid"]))
                 except (ValueError, KeyError) as err:
                     log.error("%s:%d: not a fixture line with a 'qid' (%s)", fixture, n, err)
                     return 2
-    comparison = compare_qa(metrics, variant=args.variant, exclude=frozenset(exclude))
+    try:
+        comparison = compare_qa(metrics, variant=args.variant, exclude=frozenset(exclude))
+    except ValueError as err:
+        log.error("%s", err)
+        return 2
     note = (
         f"Excluded: the {len(comparison['excluded'])} of these questions found in "
         + ", ".join(str(f) for f in args.exclude_from)
@@ -65,9 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.doc == "-":
         sys.stdout.write(block)
         return 0
-    doc = Path(args.doc)
-    atomic_write_text(doc, splice(doc.read_text(encoding="utf-8"), block, START, END))
-    log.info("wrote %s (%d scorers, %d questions)", doc, len(metrics), comparison["num_questions"])
+    try:
+        splice_file(args.doc, "qa-variants", block)
+    except (OSError, PresdepError) as err:
+        log.error("%s", err)
+        return 2
+    log.info(
+        "wrote %s (%d scorers, %d questions)", args.doc, len(metrics), comparison["num_questions"]
+    )
     return 0
 
 

@@ -12,8 +12,9 @@ import json
 import logging
 from pathlib import Path
 
-from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.qa.report import measured_by, render_qa_markdown, splice
+from presentation_dependence.errors import PresdepError
+from presentation_dependence.qa.report import measured_by, render_qa_markdown
+from presentation_dependence.report.markers import splice_file
 
 log = logging.getLogger("presentation_dependence.scripts.qa_doc")
 
@@ -23,12 +24,16 @@ def main() -> int:
     p.add_argument("run_dir", type=Path, help="a run folder with qa/qa_metrics.json")
     p.add_argument("--doc", type=Path, default=Path("docs/QA.md"))
     args = p.parse_args()
-    metrics = json.loads((args.run_dir / "qa" / "qa_metrics.json").read_text(encoding="utf-8"))
-    prov_path = args.run_dir / "provenance.json"
-    prov = json.loads(prov_path.read_text(encoding="utf-8")) if prov_path.exists() else {}
-    block = f"{measured_by(prov)}\n\n{render_qa_markdown(metrics)}"
-    atomic_write_text(args.doc, splice(args.doc.read_text(encoding="utf-8"), block))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        metrics = json.loads((args.run_dir / "qa" / "qa_metrics.json").read_text("utf-8"))
+        prov_path = args.run_dir / "provenance.json"
+        prov = json.loads(prov_path.read_text(encoding="utf-8")) if prov_path.exists() else {}
+        block = f"{measured_by(prov)}\n\n{render_qa_markdown(metrics)}"
+        splice_file(args.doc, "qa-results", block)
+    except (OSError, PresdepError) as err:
+        log.error("%s", err)
+        return 2
     log.info("wrote %s from %s", args.doc, args.run_dir)
     return 0
 

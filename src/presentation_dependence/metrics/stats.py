@@ -9,6 +9,7 @@ Inputs are never written; NaN values are refused (drop unjudged or undefined que
 from __future__ import annotations
 
 import inspect
+import zlib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from presentation_dependence.metrics.ranking import _vector
 __all__ = [
     "bootstrap_ci",
     "mean_with_ci",
+    "named_rng",
     "paired_bootstrap",
     "paired_permutation_test",
 ]
@@ -29,6 +31,13 @@ __all__ = [
 _RNG_KW = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
 
 CIMethod = Literal["percentile", "basic", "BCa"]
+
+
+def named_rng(seed: int, *names: str) -> np.random.Generator:
+    """A Generator seeded by ``seed`` and the names of what it draws for (e.g. variant, metric):
+    ``default_rng([seed, crc32(name_1), ...])``. Each figure gets its own stream, so adding or
+    reordering figures never changes another one's interval."""
+    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
 
 
 def _values(name: str, values: ArrayLike) -> NDArray[np.float64]:

@@ -25,7 +25,6 @@ the all-paragraphs control, paired by question (bootstrap CI and p, permutation 
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from presentation_dependence.metrics.decisions import (
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
+    named_rng,
     paired_bootstrap,
     paired_permutation_test,
 )
@@ -90,10 +90,6 @@ def question_metrics(rec: Record, variant: str, rob: RobustnessConfig) -> dict[s
     return out
 
 
-def _rng(seed: int, *names: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
-
-
 def _ci(values: Sequence[float], rob: RobustnessConfig, seed: int, *names: str) -> dict[str, Any]:
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
@@ -101,7 +97,7 @@ def _ci(values: Sequence[float], rob: RobustnessConfig, seed: int, *names: str) 
         return {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
     return mean_with_ci(
         v,
-        _rng(seed, *names),
+        named_rng(seed, *names),
         n_resamples=rob.bootstrap_resamples,
         confidence=rob.confidence,
     )
@@ -114,11 +110,11 @@ def _paired(
     boot = paired_bootstrap(
         a,
         b,
-        rng=_rng(seed, *names, "bootstrap"),
+        rng=named_rng(seed, *names, "bootstrap"),
         n_resamples=rob.bootstrap_resamples,
         confidence=rob.confidence,
     )
-    perm = paired_permutation_test(a, b, rng=_rng(seed, *names, "permutation"))
+    perm = paired_permutation_test(a, b, rng=named_rng(seed, *names, "permutation"))
     p_boot = boot.pop("p_value")
     return {**boot, "p_bootstrap": p_boot, "p_permutation": perm["p_value"]}
 

@@ -12,7 +12,6 @@ questions only; the table says how many counted.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
+    named_rng,
     paired_bootstrap,
     paired_permutation_test,
 )
@@ -36,10 +36,6 @@ COMPARED = (
     ("em", "EM"),
     ("f1", "F1"),
 )
-
-
-def _rng(seed: int, *names: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
 
 
 def compare_qa(
@@ -76,7 +72,8 @@ def compare_qa(
         block: dict[str, Any] = {
             "num_presentations": metrics[lab]["variants"][variant]["num_presentations"],
             "summary": {
-                k: mean_with_ci(col[k], _rng(seed, lab, k), n_resamples=n_resamples) for k in keys
+                k: mean_with_ci(col[k], named_rng(seed, lab, k), n_resamples=n_resamples)
+                for k in keys
             },
         }
         if lab != labels[0]:
@@ -84,9 +81,9 @@ def compare_qa(
             block["vs_reference"] = {}
             for k in keys:
                 boot = paired_bootstrap(
-                    col[k], ref[k], rng=_rng(seed, lab, k, "boot"), n_resamples=n_resamples
+                    col[k], ref[k], rng=named_rng(seed, lab, k, "boot"), n_resamples=n_resamples
                 )
-                perm = paired_permutation_test(col[k], ref[k], rng=_rng(seed, lab, k, "perm"))
+                perm = paired_permutation_test(col[k], ref[k], rng=named_rng(seed, lab, k, "perm"))
                 block["vs_reference"][k] = {**boot, "p_permutation": perm["p_value"]}
         out["scorers"][lab] = block
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from presentation_dependence.report.markers import markers
 from presentation_dependence.report.markers import splice as _splice
 
 __all__ = ["END", "START", "measured_by", "render_qa_markdown", "splice"]
@@ -119,8 +120,7 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-START = "<!-- qa-results:start -->"
-END = "<!-- qa-results:end -->"
+START, END = markers("qa-results")
 
 
 def measured_by(provenance: Mapping[str, Any]) -> str:
@@ -142,6 +142,6 @@ def measured_by(provenance: Mapping[str, Any]) -> str:
     )
 
 
-def splice(doc: str, block: str, start: str = START, end: str = END) -> str:
-    """``doc`` with the text between the qa-results markers (or ``start``/``end``) replaced."""
-    return _splice(doc, block, start, end)
+def splice(doc: str, block: str) -> str:
+    """``doc`` with the text between the qa-results markers replaced by ``block``."""
+    return _splice(doc, block, START, END)

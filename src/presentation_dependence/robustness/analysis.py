@@ -23,7 +23,6 @@ position of the answer inside a passage; the two are never mixed in one number.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -44,7 +43,7 @@ from presentation_dependence.metrics.order import (
     zeng_psi_corpus,
 )
 from presentation_dependence.metrics.ranking import ndcg_at_k, ndcg_per_presentation
-from presentation_dependence.metrics.stats import mean_with_ci
+from presentation_dependence.metrics.stats import mean_with_ci, named_rng
 from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.robustness.store import NULL
 
@@ -111,10 +110,6 @@ def _bucket_ndcg(
     return {b: float(np.mean(v)) for b, v in found.items()}
 
 
-def _rng(seed: int, *names: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
-
-
 def _summarise(
     per_query: Mapping[str, Mapping[str, float]], rob: RobustnessConfig, seed: int, variant: str
 ) -> dict[str, Any]:
@@ -122,7 +117,7 @@ def _summarise(
     return {
         m: mean_with_ci(
             [pq[m] for pq in per_query.values()],
-            _rng(seed, variant, m),
+            named_rng(seed, variant, m),
             n_resamples=rob.bootstrap_resamples,
             confidence=rob.confidence,
         )
@@ -153,7 +148,7 @@ def analyse(
         "given_order": {
             "ndcg": mean_with_ci(
                 list(given.values()),
-                _rng(seed, "given"),
+                named_rng(seed, "given"),
                 n_resamples=rob.bootstrap_resamples,
                 confidence=rob.confidence,
             ),
