@@ -138,3 +138,32 @@ def test_unknown_template_and_missing_chat_template(tokenizer: Any) -> None:
 
     with pytest.raises(ConfigError, match="no chat template"):
         builder(NoChat(tokenizer))
+
+
+def test_interleaved_template_puts_each_slot_right_after_its_passage(tokenizer: Any) -> None:
+    b = PromptBuilder(tokenizer, get_template("interleaved_grade_v1"), LABELS)
+    p = b.build("how long is the life cycle of a flea", PASSAGES)
+    user, answer = p.text.split("<|im_start|>assistant\n")
+    for text in p.passages:
+        assert text not in user  # the passages are written in the answer skeleton only
+    filler_id = b.grade_token_ids[1]
+    for slot, (pos, text) in enumerate(zip(p.grade_positions, p.passages, strict=True), start=1):
+        assert p.input_ids[pos] == filler_id
+        before = tokenizer.decode(list(p.input_ids[:pos]))
+        assert before.endswith(f"[{slot}] {text} grade:")
+    assert answer.count(" grade:1") == len(PASSAGES)
+    assert list(p.input_ids) == tokenizer(p.text, add_special_tokens=False)["input_ids"]
+    # the same grade tokens as the trailing skeleton
+    trailing = builder(tokenizer)
+    trailing.build("q", PASSAGES[:1])
+    assert b.grade_token_ids == trailing.grade_token_ids
+
+
+def test_interleaved_skeleton_needs_the_passages() -> None:
+    t = get_template("interleaved_grade_v1")
+    assert t.interleaved and not get_template("pathc_grade_v1").interleaved
+    with pytest.raises(ValueError, match="needs the 2 passages"):
+        t.render_skeleton(2, "1")
+    text, offsets = t.render_skeleton(2, "1", ["a b", "c"])
+    assert text == "[1] a b grade:1\n[2] c grade:1"
+    assert [text[o] for o in offsets] == ["1", "1"]

@@ -19,6 +19,7 @@ STEMS = {
     "order-averaged": "order_averaged",
     "perm-aug": "perm_aug",
     "oc-sft": "oc_sft",
+    "debias-first": "debias_first",
 }
 
 
@@ -33,7 +34,7 @@ def test_committed_configs_load(stem):
 
 
 def test_the_four_configs_share_silver_student_and_optimisation():
-    cfgs = [load_training_config(CONFIGS / f"{s}.yaml") for s in STEMS]
+    cfgs = [load_training_config(CONFIGS / f"{s}.yaml") for s in sorted(STEMS)]
     for c in cfgs[1:]:
         assert c.silver == cfgs[0].silver
         assert c.student == cfgs[0].student

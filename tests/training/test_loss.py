@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from presentation_dependence.training.loss import consistency, masked_mse, readout_loss
+from presentation_dependence.training.loss import (
+    consistency,
+    grade_targets,
+    listnet,
+    masked_grade_ce,
+    masked_mse,
+    readout_loss,
+)
 
 
 def test_masked_mse_is_per_query_mean_then_mean_over_queries():
@@ -65,3 +72,64 @@ def test_shape_errors():
         readout_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.ones(2, 3, dtype=torch.bool))
     with pytest.raises(ValueError):
         masked_mse(torch.zeros(2, 3), torch.zeros(2, 4), torch.ones(2, 3, dtype=torch.bool))
+
+
+def test_grade_targets_have_the_label_as_expectation() -> None:
+    y = torch.tensor([[0.0, 1.3, 2.5, 3.0, 3.7, -1.0]])
+    q = grade_targets(y, 4)
+    assert torch.allclose(q.sum(-1), torch.ones(1, 6))
+    expect = (q * torch.arange(4.0)).sum(-1)
+    assert torch.allclose(expect, y.clamp(0, 3))
+    assert torch.allclose(q[0, 1], torch.tensor([0.0, 0.7, 0.3, 0.0]))
+
+
+def test_grade_ce_is_lowest_at_the_target_distribution_and_keeps_gradient_when_peaked() -> None:
+    target = torch.tensor([[0.0, 3.0]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    exact = torch.log(grade_targets(target, 4).clamp(min=1e-9))
+    other = torch.log_softmax(torch.zeros(1, 2, 4), dim=-1)
+    assert masked_grade_ce(exact, target, mask) < masked_grade_ce(other, target, mask)
+    # a confidently wrong slot: E[g]'s squared error barely moves, the cross-entropy does
+    logits = torch.tensor([[[12.0, 0.0, 0.0, 0.0], [12.0, 0.0, 0.0, 0.0]]], requires_grad=True)
+    lp = torch.log_softmax(logits, dim=-1)
+    scores = (lp.exp() * torch.arange(4.0)).sum(-1)
+    (g_mse,) = torch.autograd.grad(masked_mse(scores, target, mask), logits, retain_graph=True)
+    (g_ce,) = torch.autograd.grad(masked_grade_ce(lp, target, mask), logits)
+    assert g_mse.abs().max() < 1e-3 < g_ce.abs().max()
+
+
+def test_listnet_prefers_the_target_order_and_ignores_padding() -> None:
+    target = torch.tensor([[3.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, False]])
+    good = listnet(torch.tensor([[3.0, 0.0, float("nan")]]), target, mask)
+    bad = listnet(torch.tensor([[0.0, 3.0, float("nan")]]), target, mask)
+    assert torch.isfinite(good) and good < bad
+    assert (
+        listnet(torch.tensor([[1.0, 0.0, 0.0]]), target, torch.tensor([[True, False, False]])) == 0
+    )
+
+
+def test_uniform_weights_change_nothing_and_weights_shift_the_fit() -> None:
+    scores = torch.tensor([[[1.0, 2.0]]])
+    target = torch.tensor([[0.0, 0.0]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    plain = readout_loss(scores, target, mask).fit
+    ones = readout_loss(scores, target, mask, weights=torch.ones(1, 1, 2)).fit
+    assert torch.allclose(plain, ones)
+    heavy = readout_loss(scores, target, mask, weights=torch.tensor([[[1.0, 3.0]]])).fit
+    assert torch.allclose(heavy, torch.tensor((1.0 + 3 * 4.0) / 4))
+
+
+def test_readout_loss_terms_add_up() -> None:
+    scores = torch.tensor([[[1.0, 2.0], [2.0, 1.0]]])
+    lp = torch.log_softmax(torch.randn(1, 2, 2, 4, generator=torch.Generator().manual_seed(0)), -1)
+    target = torch.tensor([[3.0, 0.0]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    parts = readout_loss(
+        scores, target, mask, 0.5, log_probs=lp, fit="ce", rank_weight=2.0, rank_temperature=0.5
+    )
+    assert torch.allclose(parts.total, parts.fit + 2.0 * parts.rank + 0.5 * parts.consistency)
+    with pytest.raises(ValueError, match="log-probabilities"):
+        readout_loss(scores, target, mask, fit="ce")
+    with pytest.raises(ValueError, match="fit must be"):
+        readout_loss(scores, target, mask, fit="l1")

@@ -27,6 +27,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.registry import did_you_mean
 
 __all__ = [
+    "INTERLEAVED_GRADE_V1_INSTRUCTION",
     "PATHC_GRADE_V1_INSTRUCTION",
     "TEMPLATES",
     "BuiltPrompt",
@@ -57,6 +58,20 @@ Passages:
 
 Grade each of the {num} passages on its own, in the order given. Answer with exactly one line per passage, in the form "[i] grade:g", where i is the passage number and g is its grade."""
 
+# The user turn of template ``interleaved_grade_v1``: the passages are not in the user turn;
+# the answer skeleton writes each passage and then its grade slot, so the slot of passage i
+# comes right after passage i's text (docs/SCORING.md section 5).
+INTERLEAVED_GRADE_V1_INSTRUCTION = """\
+You are a search quality rater. Grade how relevant each passage is to the query, on this scale:
+{g3} = perfectly relevant: the passage is dedicated to the query and contains the exact answer.
+{g2} = highly relevant: the passage answers the query, but the answer may be unclear or hidden among other information.
+{g1} = related: the passage is on the topic of the query but does not answer it.
+{g0} = irrelevant: the passage has nothing to do with the query.
+
+Query: {query}
+
+There are {num} passages. Write each passage on its own line, in the form "[i] passage grade:g", where i is the passage number and g is the grade of that passage alone."""
+
 
 class GradeLabelTokenizationError(ConfigError):
     """A grade label is not exactly one token where the skeleton puts it."""
@@ -70,8 +85,10 @@ class PromptTooLongError(ConfigError):
 class GradeTemplate:
     """A readout template: the user turn, the passage line and the answer skeleton.
 
-    ``answer_prefix`` is the text of a skeleton line before its grade label, ``line_sep`` the
-    text between skeleton lines. ``filler_index`` picks the grade label written at every slot
+    ``answer_prefix`` is the text of a skeleton line before its grade label (it may hold
+    ``{text}``, the passage itself: the *interleaved* layout, where a slot comes right after its
+    own passage and the user turn holds no passages), ``line_sep`` the text between skeleton
+    lines. ``filler_index`` picks the grade label written at every slot
     of the teacher-forced skeleton (an index into the grade labels, so it follows them).
     """
 
@@ -93,13 +110,25 @@ class GradeTemplate:
             query=query, passages=lines, num=len(passages), **grade_fields
         )
 
-    def render_skeleton(self, num: int, filler: str) -> tuple[str, list[int]]:
+    @property
+    def interleaved(self) -> bool:
+        """True when each skeleton line carries its passage (``{text}`` in the answer prefix)."""
+        return "{text}" in self.answer_prefix
+
+    def render_skeleton(
+        self, num: int, filler: str, passages: Sequence[str] = ()
+    ) -> tuple[str, list[int]]:
         """The skeleton text and the character offset of every slot's label in it."""
+        if self.interleaved and len(passages) != num:
+            raise ValueError(
+                f"an interleaved skeleton needs the {num} passages, got {len(passages)}"
+            )
         parts: list[str] = []
         offsets: list[int] = []
         pos = 0
         for i in range(num):
-            head = (self.line_sep if i else "") + self.answer_prefix.format(slot=i + 1)
+            text = passages[i] if self.interleaved else ""
+            head = (self.line_sep if i else "") + self.answer_prefix.format(slot=i + 1, text=text)
             parts.append(head)
             pos += len(head)
             offsets.append(pos)
@@ -110,6 +139,11 @@ class GradeTemplate:
 
 TEMPLATES: dict[str, GradeTemplate] = {
     "pathc_grade_v1": GradeTemplate("pathc_grade_v1", PATHC_GRADE_V1_INSTRUCTION),
+    "interleaved_grade_v1": GradeTemplate(
+        "interleaved_grade_v1",
+        INTERLEAVED_GRADE_V1_INSTRUCTION,
+        answer_prefix="[{slot}] {text} grade:",
+    ),
 }
 
 
@@ -210,7 +244,7 @@ class PromptBuilder:
         )
         if not isinstance(head, str):
             raise TypeError(f"apply_chat_template(tokenize=False) returned {type(head).__name__}")
-        skeleton, offsets = self.template.render_skeleton(len(passages), self.filler)
+        skeleton, offsets = self.template.render_skeleton(len(passages), self.filler, passages)
         return head + skeleton, [len(head) + o for o in offsets]
 
     # -- checks -----------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Each example is one query with its silver labels and V *views*: permutations of 
 ``default_rng([seed, crc32("views"), crc32(source/qid), epoch])``, distinct from each other where
 the list allows it, fresh every epoch (:meth:`SilverDataset.set_epoch`, called by the trainer);
 they depend on the item and the epoch only, never on the process count or the batch. ``teacher``
-makes view 1 the silver's first teacher order.
+makes view 1 the silver's first teacher order; ``balanced`` (DebiasFirst) takes V cyclic shifts
+of one seeded permutation (training/debias.py).
 
 :class:`ReadoutCollator` renders every view with the reranker's :class:`PromptBuilder` (same
 template, cleaning, truncation and slot rule as serving, docs/SCORING.md) and left-pads the batch
@@ -26,6 +27,7 @@ import torch
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
+from presentation_dependence.training.debias import balanced_views
 from presentation_dependence.training.silver import SilverQuery
 
 __all__ = ["ReadoutCollator", "SilverDataset", "TrainExample", "draw_views", "grade_token_ids"]
@@ -109,15 +111,20 @@ class SilverDataset(torch.utils.data.Dataset[TrainExample]):
 
     def __getitem__(self, index: int) -> TrainExample:
         q = self.queries[index]
-        teacher = q.presentations[0].tolist() if self.view_orders == "teacher" else None
-        views = draw_views(
-            len(q.candidates),
-            self.views,
-            seed=self.seed,
-            key=q.key,
-            epoch=self.epoch,
-            teacher_order=teacher,
-        )
+        if self.view_orders == "balanced":
+            views = balanced_views(
+                len(q.candidates), self.views, seed=self.seed, key=q.key, epoch=self.epoch
+            )
+        else:
+            teacher = q.presentations[0].tolist() if self.view_orders == "teacher" else None
+            views = draw_views(
+                len(q.candidates),
+                self.views,
+                seed=self.seed,
+                key=q.key,
+                epoch=self.epoch,
+                teacher_order=teacher,
+            )
         return TrainExample(
             key=q.key,
             query=q.query,

@@ -14,7 +14,13 @@ single_order       one teacher order, 1   1        squared error to the silver s
 order_averaged     mean of T >= 2 orders  1        squared error
 perm_aug           one teacher order, 1   >= 2     squared error on every view
 oc_sft             one teacher order, 1   >= 2     squared error + λ · consistency (λ > 0)
+debias_first       one teacher order, 1   >= 2     inverse-propensity weighted fit; views
+                                                   balanced over slot regions
 =================  =====================  =======  =======================================
+
+"Squared error" is the ``loss.fit`` term: ``mse`` (E[g] vs label) or ``ce`` (P(g) vs the
+label's two-point grade distribution); ``loss.rank_weight`` adds a ListNet term
+(training/loss.py).
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ from presentation_dependence.rerankers.grade import GradeReranker, GradeReranker
 __all__ = [
     "VARIANTS",
     "LoraOptions",
+    "LossOptions",
     "OptimOptions",
+    "PropensityOptions",
     "SelectionOptions",
     "SilverConfig",
     "SplitsConfig",
@@ -44,12 +52,14 @@ __all__ = [
     "reranker_block",
 ]
 
-Variant = Literal["single_order", "order_averaged", "perm_aug", "oc_sft"]
+Variant = Literal["single_order", "order_averaged", "perm_aug", "oc_sft", "debias_first"]
 VARIANTS: dict[str, str] = {
     "single_order": "one teacher order (T=1), 1 view, squared error to silver",
     "order_averaged": "mean over T teacher orders, 1 view, squared error",
     "perm_aug": "one teacher order, 2 shuffled views, squared error on each view",
     "oc_sft": "one teacher order, 2 shuffled views, squared error + λ·mean_d (s_A(d) − s_B(d))²",
+    "debias_first": "one teacher order, V views balanced over slot regions, fit weighted by the "
+    "inverse slot propensity of the off-the-shelf scorer (DebiasFirst, arXiv 2604.03642)",
 }
 EMBEDDED = "embedded:smollm2-135m-instruct"
 
@@ -159,6 +169,42 @@ class LoraOptions:
 
 
 @dataclass(frozen=True)
+class LossOptions:
+    """The ``loss`` block: the fit term and an optional listwise ranking term."""
+
+    fit: Literal["mse", "ce"] = _help(
+        "mse",
+        "mse: squared error of E[g] to the label; ce: cross-entropy of P(g) against the label's "
+        "two-point grade distribution (no vanishing gradient once P(g) is peaked)",
+    )
+    rank_weight: float = _help(0.0, "weight of the ListNet term over a query's candidates")
+    rank_temperature: float = _help(1.0, "ListNet temperature τ (on the 0–3 scale)")
+
+    def __post_init__(self) -> None:
+        if self.rank_weight < 0:
+            raise ConfigError(f"loss.rank_weight must be >= 0, got {self.rank_weight}")
+        if not self.rank_temperature > 0:
+            raise ConfigError(f"loss.rank_temperature must be > 0, got {self.rank_temperature}")
+
+
+@dataclass(frozen=True)
+class PropensityOptions:
+    """The ``propensity`` block of ``debias_first``: where the slot propensities come from."""
+
+    psi_dir: str = _help(
+        "",
+        "a PSI run folder of the off-the-shelf scorer (its psi/grade_distributions.npz) on "
+        "non-test queries; the propensity of slot j is its mean score over shuffled "
+        "presentations divided by the mean over all slots",
+    )
+    clip: float = _help(5.0, "inverse-propensity weights are clipped to [1/clip, clip]")
+
+    def __post_init__(self) -> None:
+        if not self.clip >= 1:
+            raise ConfigError(f"propensity.clip must be >= 1, got {self.clip}")
+
+
+@dataclass(frozen=True)
 class SplitsConfig:
     """Query sets that must stay apart from training (docs/EVAL-PROTOCOL.md, λ selection)."""
 
@@ -219,16 +265,27 @@ class TrainingConfig:
     )
     teacher_orders: int = _help(1, "T: labels = mean of the silver's first T teacher orders")
     views: int = _help(1, "presentations of each query per step")
-    view_orders: Literal["shuffle", "teacher"] = field(
+    view_orders: Literal["shuffle", "teacher", "balanced"] = field(
         default="shuffle",
         metadata={
             "help": "shuffle: seeded random views per epoch; teacher: view 1 = the first "
-            "teacher order"
+            "teacher order; balanced: V cyclic shifts (by n/V) of one seeded permutation, "
+            "so each candidate visits V evenly spaced slot regions"
         },
     )
     lambda_: float = _help(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
     train: OptimOptions = field(default_factory=OptimOptions, metadata={"help": "optimisation"})
+    loss: LossOptions = field(default_factory=LossOptions, metadata={"help": "the loss terms"})
+    finetune: Literal["lora", "full"] = _help(
+        "lora",
+        "lora: train a LoRA adapter (the lora block); full: train every weight of the base "
+        "model (saved as a model folder; keep the student dtype float32 for AdamW)",
+    )
     lora: LoraOptions = field(default_factory=LoraOptions, metadata={"help": "LoRA"})
+    propensity: PropensityOptions = field(
+        default_factory=PropensityOptions,
+        metadata={"help": "slot propensities (debias_first only)"},
+    )
     splits: SplitsConfig = field(
         default_factory=SplitsConfig, metadata={"help": "test and held-out queries"}
     )
@@ -260,13 +317,13 @@ class TrainingConfig:
     def _check_variant(self) -> None:
         v, t, views, lam = self.variant, self.teacher_orders, self.views, self.lambda_
         problems = []
-        if v in ("single_order", "perm_aug", "oc_sft") and t != 1:
+        if v in ("single_order", "perm_aug", "oc_sft", "debias_first") and t != 1:
             problems.append(f"teacher_orders must be 1, got {t}")
         if v == "order_averaged" and t < 2:
             problems.append(f"teacher_orders must be >= 2, got {t}")
         if v in ("single_order", "order_averaged") and views != 1:
             problems.append(f"views must be 1, got {views}")
-        if v in ("perm_aug", "oc_sft") and views < 2:
+        if v in ("perm_aug", "oc_sft", "debias_first") and views < 2:
             problems.append(f"views must be >= 2, got {views}")
         if v == "oc_sft" and lam <= 0:
             problems.append(f"lambda_ must be > 0, got {lam}")
@@ -274,6 +331,12 @@ class TrainingConfig:
             problems.append(f"lambda_ must be 0 (only oc_sft has a consistency term), got {lam}")
         if v in ("perm_aug", "oc_sft") and self.view_orders != "shuffle":
             problems.append("view_orders must be 'shuffle'")
+        if v == "debias_first" and self.view_orders != "balanced":
+            problems.append("view_orders must be 'balanced'")
+        if v == "debias_first" and not self.propensity.psi_dir:
+            problems.append("propensity.psi_dir must name a PSI run folder")
+        if v != "debias_first" and self.propensity.psi_dir:
+            problems.append("propensity.psi_dir is for debias_first only")
         if problems:
             raise ConfigError(
                 f"variant {v!r} ({VARIANTS[v]}): " + "; ".join(problems) + ". Fix the config or "

@@ -10,10 +10,21 @@ query's real candidates, then the mean over the queries that have any. Padding n
 sum (its values are replaced by 0 before squaring, so even NaN or inf padding contributes
 nothing and gets a zero gradient), and a batch's loss is the mean of its queries' losses.
 
-* fit: :func:`masked_mse`, averaged over the V views;
+* fit, averaged over the V views, one of
+  - ``mse``: :func:`masked_mse` of E[g] against the label;
+  - ``ce``: :func:`masked_grade_ce`, the cross-entropy of the slot's P(g) against the label's
+    two-point grade distribution (:func:`grade_targets`: y = 1.3 puts 0.7 on grade 1 and 0.3
+    on grade 2, so its expectation is y). Why offer it: E[g] is a softmax average, and once
+    P(g) is peaked the squared error's gradient ``2(E − y)·P(g)(g − E)`` vanishes with the
+    spread of P, while the cross-entropy's ``P − q`` does not (docs/TRAINING.md, diagnosis);
+* rank (optional, weight ``rank_weight``): :func:`listnet`, the ListNet cross-entropy between
+  softmax(label / τ) and softmax(E[g] / τ) over a query's candidates, per view;
 * consistency (OC-SFT): ``mean_d (s_A(d) − s_B(d))²`` for the views A, B, averaged over all
   view pairs when V > 2; exactly 0 when the views are the same presentation;
-* total = fit + λ · consistency.
+* total = fit + rank_weight · rank + λ · consistency.
+
+Optional ``weights[q, v, d]`` (DebiasFirst's inverse propensities) weigh the fit and rank
+terms per candidate and view: the per-query mean becomes a weighted mean.
 """
 
 from __future__ import annotations
@@ -23,28 +34,106 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["LossParts", "consistency", "masked_mse", "readout_loss"]
+__all__ = [
+    "FIT_LOSSES",
+    "LossParts",
+    "consistency",
+    "grade_targets",
+    "listnet",
+    "masked_grade_ce",
+    "masked_mse",
+    "readout_loss",
+]
+
+FIT_LOSSES = ("mse", "ce")
 
 
-def _per_query_mean(sq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of ``sq`` over each query's real candidates, then over queries that have any."""
-    m = mask.to(sq.dtype)
-    counts = m.sum(dim=-1)
-    per_query = (torch.where(mask, sq, torch.zeros_like(sq))).sum(dim=-1) / counts.clamp(min=1)
+def _per_query_mean(
+    values: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Mean of ``values`` over each query's real candidates, then over queries that have any.
+
+    With ``weights`` (same shape as ``values``) the per-query mean is a weighted mean.
+    """
+    zero = torch.zeros((), dtype=values.dtype, device=values.device)
+    w = (
+        mask.to(values.dtype)
+        if weights is None
+        else torch.where(mask, weights.to(values.dtype), zero)
+    )
+    counts = w.sum(dim=-1)
+    per_query = torch.where(mask, values * w, zero).sum(dim=-1) / counts.clamp(min=1e-12)
     has = counts > 0
     if not bool(has.any()):
-        return sq.new_zeros(())
+        return values.new_zeros(())
     return per_query[has].mean()
 
 
-def masked_mse(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def masked_mse(
+    pred: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    weights: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Squared error over real candidates: per query mean, then mean over queries. (Q, N) in."""
     if pred.shape != target.shape or pred.shape != mask.shape:
         raise ValueError(
             f"shapes differ: pred {pred.shape}, target {target.shape}, mask {mask.shape}"
         )
     diff = torch.where(mask, pred - target, torch.zeros_like(pred))
-    return _per_query_mean(diff * diff, mask)
+    return _per_query_mean(diff * diff, mask, weights)
+
+
+def grade_targets(target: torch.Tensor, num_grades: int) -> torch.Tensor:
+    """The two-point distribution over grades 0..G−1 whose expectation is ``target``.
+
+    ``y`` is clipped to [0, G−1]; mass ``1 − (y − ⌊y⌋)`` goes to ⌊y⌋ and ``y − ⌊y⌋`` to ⌊y⌋ + 1.
+    (Q, N) in, (Q, N, G) out.
+    """
+    y = target.clamp(0, num_grades - 1)
+    lo = y.floor().clamp(max=num_grades - 1)
+    frac = y - lo
+    lo_i = lo.long()
+    hi_i = (lo_i + 1).clamp(max=num_grades - 1)
+    out = torch.zeros((*y.shape, num_grades), dtype=y.dtype, device=y.device)
+    out.scatter_add_(-1, lo_i.unsqueeze(-1), (1 - frac).unsqueeze(-1))
+    out.scatter_add_(-1, hi_i.unsqueeze(-1), frac.unsqueeze(-1))
+    return out
+
+
+def masked_grade_ce(
+    log_probs: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    weights: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Cross-entropy of P(g) (log, (Q, N, G)) against :func:`grade_targets` of ``target``."""
+    q = grade_targets(target.to(log_probs.dtype), log_probs.shape[-1])
+    lp = torch.where(mask.unsqueeze(-1), log_probs, torch.zeros_like(log_probs))
+    return _per_query_mean(-(q * lp).sum(dim=-1), mask, weights)
+
+
+def listnet(
+    scores: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float = 1.0,
+) -> torch.Tensor:
+    """ListNet top-one cross-entropy over each query's real candidates, mean over queries.
+
+    ``−Σ_d softmax(target/τ)_d · log softmax(scores/τ)_d`` (Cao et al., ICML 2007); a query
+    with fewer than two real candidates contributes nothing.
+    """
+    neg = torch.finfo(scores.dtype).min / 4
+    s = torch.where(mask, scores / temperature, torch.full_like(scores, neg))
+    t = torch.where(mask, target.to(scores.dtype) / temperature, torch.full_like(scores, neg))
+    p_t = torch.softmax(t, dim=-1)
+    lp_s = torch.log_softmax(s, dim=-1)
+    per_query = -(torch.where(mask, p_t * lp_s, torch.zeros_like(s))).sum(dim=-1)
+    has = mask.sum(dim=-1) >= 2
+    if not bool(has.any()):
+        return scores.new_zeros(())
+    return per_query[has].mean()
 
 
 def consistency(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -54,29 +143,63 @@ def consistency(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.T
 
 @dataclass(frozen=True)
 class LossParts:
-    """The total loss and its two terms (detached copies are for logging)."""
+    """The total loss and its terms (detached copies are for logging)."""
 
     total: torch.Tensor
     fit: torch.Tensor
     consistency: torch.Tensor
+    rank: torch.Tensor
 
 
 def readout_loss(
-    scores: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, lambda_: float = 0.0
+    scores: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    lambda_: float = 0.0,
+    *,
+    log_probs: torch.Tensor | None = None,
+    fit: str = "mse",
+    rank_weight: float = 0.0,
+    rank_temperature: float = 1.0,
+    weights: torch.Tensor | None = None,
 ) -> LossParts:
-    """fit (mean over views of :func:`masked_mse`) + λ · consistency (mean over view pairs).
+    """fit + rank_weight · rank (means over views) + λ · consistency (mean over view pairs).
 
-    ``scores`` (Q, V, N), ``target`` and ``mask`` (Q, N).
+    ``scores`` (Q, V, N), ``log_probs`` (Q, V, N, G) (needed by ``fit="ce"``), ``target`` and
+    ``mask`` (Q, N), ``weights`` (Q, V, N) or None.
     """
     if scores.dim() != 3:
         raise ValueError(f"scores must be (queries, views, candidates), got {tuple(scores.shape)}")
+    if fit not in FIT_LOSSES:
+        raise ValueError(f"fit must be one of {FIT_LOSSES}, got {fit!r}")
+    if fit == "ce" and log_probs is None:
+        raise ValueError("fit='ce' needs the log-probabilities of the grades")
     target = target.to(scores.dtype)
     views = scores.shape[1]
-    fit = torch.stack([masked_mse(scores[:, v], target, mask) for v in range(views)]).mean()
+
+    def w(v: int) -> torch.Tensor | None:
+        return None if weights is None else weights[:, v]
+
+    if fit == "ce":
+        assert log_probs is not None
+        fits = [masked_grade_ce(log_probs[:, v], target, mask, w(v)) for v in range(views)]
+    else:
+        fits = [masked_mse(scores[:, v], target, mask, w(v)) for v in range(views)]
+    fit_term = torch.stack(fits).mean()
+    if rank_weight:
+        rank = torch.stack(
+            [listnet(scores[:, v], target, mask, rank_temperature) for v in range(views)]
+        ).mean()
+    else:
+        rank = scores.new_zeros(())
     if views >= 2:
         pairs = list(itertools.combinations(range(views), 2))
         cons = torch.stack([consistency(scores[:, i], scores[:, j], mask) for i, j in pairs]).mean()
     else:
         cons = scores.new_zeros(())
-    total = fit + lambda_ * cons if lambda_ else fit
-    return LossParts(total=total, fit=fit, consistency=cons)
+    total = fit_term
+    if rank_weight:
+        total = total + rank_weight * rank
+    if lambda_:
+        total = total + lambda_ * cons
+    return LossParts(total=total, fit=fit_term, consistency=cons, rank=rank)

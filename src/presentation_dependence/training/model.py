@@ -24,7 +24,14 @@ from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.config import LoraOptions
 
-__all__ = ["Student", "load_student", "student_scores", "takes_logits_to_keep"]
+__all__ = [
+    "Student",
+    "StudentReadout",
+    "load_student",
+    "student_readout",
+    "student_scores",
+    "takes_logits_to_keep",
+]
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +85,13 @@ def load_student(
     *,
     reranker_class: type[GradeReranker] = GradeReranker,
     seed: int = 0,
+    finetune: str = "lora",
 ) -> Student:
     """Load the base model of ``options`` in its dtype and wrap it with a new LoRA adapter.
 
-    The device is where training will run (the Trainer moves the model there): cuda when
-    available unless ``options.device`` says cpu.
+    ``finetune="full"`` trains every weight instead (no adapter). The device is where training
+    will run (the Trainer moves the model there): cuda when available unless
+    ``options.device`` says cpu.
     """
     peft = import_optional("peft", extra="train", purpose="training a student (LoRA)")
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -104,16 +113,21 @@ def load_student(
     if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
         base.hf_quantizer = None
         base.is_quantized = False
-    torch.manual_seed(seed)  # the LoRA A init
-    config = peft.LoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=list(lora.target_modules),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
-    model = peft.get_peft_model(base, config)
+    model: Any
+    if finetune == "full":
+        base.requires_grad_(True)
+        model = base
+    else:
+        torch.manual_seed(seed)  # the LoRA A init
+        config = peft.LoraConfig(
+            r=lora.r,
+            lora_alpha=lora.alpha,
+            lora_dropout=lora.dropout,
+            target_modules=list(lora.target_modules),
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
+        model = peft.get_peft_model(base, config)
     budget = options.max_prompt_tokens
     if budget is None:
         text_config = base.config.get_text_config()
@@ -151,14 +165,28 @@ def load_student(
     return student
 
 
-def student_scores(
+@dataclass(frozen=True)
+class StudentReadout:
+    """The differentiable readout of a batch, candidate-aligned.
+
+    ``scores[q, v, d]`` is E[g] of candidate d in view v of query q, ``log_probs[q, v, d]`` its
+    log P(g) over the G grade labels (float32), ``slots[q, v, d]`` the 0-based slot it was shown
+    in; padding columns hold 0 (slot −1).
+    """
+
+    scores: torch.Tensor
+    log_probs: torch.Tensor
+    slots: torch.Tensor
+
+
+def student_readout(
     model: Any,
     batch: Mapping[str, torch.Tensor],
     grade_token_ids: Sequence[int],
     *,
     use_logits_to_keep: bool = True,
-) -> torch.Tensor:
-    """E[g] per candidate and view, (Q, V, N), differentiable; padding columns are 0.
+) -> StudentReadout:
+    """E[g], log P(g) and slot per candidate and view, differentiable.
 
     The model runs once over the batch's R distinct prompts; ``view_rows`` spreads the rows
     back to (query, view).
@@ -180,11 +208,36 @@ def student_scores(
         column = readout
     logits = model(**kwargs).logits  # (rows, K, vocab)
     grade_ids = torch.as_tensor(list(grade_token_ids), dtype=torch.long, device=logits.device)
+    num_grades = grade_ids.numel()
     grade_logits = logits.index_select(-1, grade_ids)  # (rows, K, G)
-    picked = grade_logits.gather(1, column.unsqueeze(-1).expand(-1, -1, grade_ids.numel()))
-    probs = torch.softmax(picked.float(), dim=-1)
-    values = torch.arange(grade_ids.numel(), dtype=torch.float32, device=probs.device)
-    slot_scores = torch.where(slot_mask, probs @ values, torch.zeros((), device=probs.device))
+    picked = grade_logits.gather(1, column.unsqueeze(-1).expand(-1, -1, num_grades))
+    log_probs = torch.log_softmax(picked.float(), dim=-1)  # (rows, n slots, G)
+    values = torch.arange(num_grades, dtype=torch.float32, device=log_probs.device)
+    zero = torch.zeros((), device=log_probs.device)
+    slot_scores = torch.where(slot_mask, log_probs.exp() @ values, zero)
+    slot_lp = torch.where(slot_mask.unsqueeze(-1), log_probs, zero)
+    cand = batch["slot_candidates"]  # (rows, n): the candidate each slot shows (n on padding)
     aligned = torch.zeros((rows, n + 1), dtype=slot_scores.dtype, device=slot_scores.device)
-    aligned = aligned.scatter(1, batch["slot_candidates"], slot_scores)[:, :n]
-    return aligned[batch["view_rows"]]  # (Q, V, N): identical views share a row
+    aligned = aligned.scatter(1, cand, slot_scores)[:, :n]
+    aligned_lp = torch.zeros((rows, n + 1, num_grades), dtype=slot_lp.dtype, device=slot_lp.device)
+    aligned_lp = aligned_lp.scatter(1, cand.unsqueeze(-1).expand(-1, -1, num_grades), slot_lp)
+    slot_index = torch.arange(n, device=cand.device).expand(rows, n)
+    slots = torch.full((rows, n + 1), -1, dtype=torch.long, device=cand.device)
+    slots = slots.scatter(1, cand, torch.where(slot_mask, slot_index, -1))[:, :n]
+    view_rows = batch["view_rows"]  # (Q, V): identical views share a row
+    return StudentReadout(
+        scores=aligned[view_rows], log_probs=aligned_lp[:, :n][view_rows], slots=slots[view_rows]
+    )
+
+
+def student_scores(
+    model: Any,
+    batch: Mapping[str, torch.Tensor],
+    grade_token_ids: Sequence[int],
+    *,
+    use_logits_to_keep: bool = True,
+) -> torch.Tensor:
+    """E[g] per candidate and view, (Q, V, N), differentiable; padding columns are 0."""
+    return student_readout(
+        model, batch, grade_token_ids, use_logits_to_keep=use_logits_to_keep
+    ).scores

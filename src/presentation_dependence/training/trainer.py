@@ -38,9 +38,10 @@ from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.secrets import redact
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
-from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.config import LossOptions, TrainingConfig
+from presentation_dependence.training.debias import ips_weights, propensities_from_psi
 from presentation_dependence.training.loss import readout_loss
-from presentation_dependence.training.model import Student, load_student, student_scores
+from presentation_dependence.training.model import Student, load_student, student_readout
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
@@ -63,15 +64,31 @@ class ReadoutTrainer(Trainer):
         grade_token_ids: Sequence[int],
         lambda_: float,
         use_logits_to_keep: bool = True,
+        loss_options: LossOptions | None = None,
+        slot_weights: Sequence[float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.grade_token_ids = tuple(grade_token_ids)
         self.lambda_ = float(lambda_)
         self.use_logits_to_keep = use_logits_to_keep
+        self.loss_options = loss_options or LossOptions()
+        self.slot_weights = (
+            None if slot_weights is None else torch.tensor(list(slot_weights), dtype=torch.float32)
+        )
         self.loss_is_scaled_for_ga = False
         self.model_accepts_loss_kwargs = False
-        self._parts: dict[str, list[float]] = {"fit": [], "consistency": []}
+        self._parts: dict[str, list[float]] = {"fit": [], "consistency": [], "rank": []}
+
+    def _weights(self, slots: torch.Tensor) -> torch.Tensor | None:
+        """Per (query, view, candidate) inverse-propensity weight of the slot it was shown in."""
+        if self.slot_weights is None:
+            return None
+        w = self.slot_weights.to(slots.device)
+        shown = slots >= 0
+        n_slots = shown.sum(dim=-1, keepdim=True).clamp(min=1)
+        idx = torch.div(slots.clamp(min=0) * w.numel(), n_slots, rounding_mode="floor")
+        return torch.where(shown, w[idx.clamp(max=w.numel() - 1)], torch.zeros_like(w[:1]))
 
     def compute_loss(
         self,
@@ -80,16 +97,26 @@ class ReadoutTrainer(Trainer):
         return_outputs: bool = False,
         num_items_in_batch: Any = None,
     ) -> Any:
-        scores = student_scores(
+        ro = student_readout(
             model, inputs, self.grade_token_ids, use_logits_to_keep=self.use_logits_to_keep
         )
+        opts = self.loss_options
         parts = readout_loss(
-            scores, inputs["teacher_scores"], inputs["candidate_mask"], self.lambda_
+            ro.scores,
+            inputs["teacher_scores"],
+            inputs["candidate_mask"],
+            self.lambda_,
+            log_probs=ro.log_probs,
+            fit=opts.fit,
+            rank_weight=opts.rank_weight,
+            rank_temperature=opts.rank_temperature,
+            weights=self._weights(ro.slots),
         )
         if model.training:
             self._parts["fit"].append(float(parts.fit.detach()))
             self._parts["consistency"].append(float(parts.consistency.detach()))
-        return (parts.total, {"scores": scores}) if return_outputs else parts.total
+            self._parts["rank"].append(float(parts.rank.detach()))
+        return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if "loss" in logs and self._parts["fit"]:
@@ -167,20 +194,34 @@ class TrainOutcome:
     trainer: ReadoutTrainer
 
 
-def _save(cfg: TrainingConfig, outcome: dict[str, Any], trainer: ReadoutTrainer, out: Path) -> Path:
-    adapter = out / "adapter"
-    tmp = out / ".adapter.tmp"
+def _save(
+    cfg: TrainingConfig,
+    outcome: dict[str, Any],
+    trainer: ReadoutTrainer,
+    out: Path,
+    tokenizer: Any = None,
+) -> Path:
+    """Save the adapter (LoRA) or the whole model (``finetune: full``) and its serving block."""
+    full = cfg.finetune == "full"
+    adapter = out / ("model" if full else "adapter")
+    tmp = out / f".{adapter.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     trainer.accelerator.unwrap_model(trainer.model).save_pretrained(str(tmp))
+    if full and tokenizer is not None:
+        tokenizer.save_pretrained(str(tmp))
     shutil.rmtree(adapter, ignore_errors=True)
     tmp.rename(adapter)
     atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
-    block = {**cfg.student, "adapter_path": str(adapter)}
+    if full:
+        block = {**cfg.student, "model_name": str(adapter), "revision": None}
+        how = f"--override reranker.model_name={adapter}"
+    else:
+        block = {**cfg.student, "adapter_path": str(adapter)}
+        how = f"--override reranker.adapter_path={adapter}"
     atomic_write_text(
         out / "reranker.yaml",
         "# serve this student: paste as an experiment config's reranker block, or run\n"
-        f"# presdep run CONFIG --override reranker.adapter_path={adapter}\n"
-        + yaml.safe_dump(block, sort_keys=False),
+        f"# presdep run CONFIG {how}\n" + yaml.safe_dump(block, sort_keys=False),
     )
     text = json.dumps(outcome, indent=1, default=str, ensure_ascii=False)
     atomic_write_text(out / "provenance.json", redact(text) + "\n")
@@ -210,7 +251,19 @@ def train_student(
         )
     opts = cfg.student_options
     if student is None:
-        student = load_student(opts, cfg.lora, reranker_class=cfg.student_class, seed=cfg.seed)
+        student = load_student(
+            opts,
+            cfg.lora,
+            reranker_class=cfg.student_class,
+            seed=cfg.seed,
+            finetune=cfg.finetune,
+        )
+    slot_weights = None
+    if cfg.variant == "debias_first":
+        slot_weights = ips_weights(
+            propensities_from_psi(cfg.propensity.psi_dir), cfg.propensity.clip
+        )
+        log.info("DebiasFirst slot weights: %s", " ".join(f"{w:.2f}" for w in slot_weights))
     dataset = SilverDataset(
         silver.queries,
         teacher_orders=cfg.teacher_orders,
@@ -230,6 +283,8 @@ def train_student(
         grade_token_ids=student.grade_token_ids,
         lambda_=cfg.lambda_,
         use_logits_to_keep=student.use_logits_to_keep,
+        loss_options=cfg.loss,
+        slot_weights=None if slot_weights is None else slot_weights.tolist(),
     )
     log.info(
         "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d",
@@ -266,6 +321,9 @@ def train_student(
                 "views": cfg.views,
                 "view_orders": cfg.view_orders,
                 "lambda": cfg.lambda_,
+                "loss": dataclasses.asdict(cfg.loss),
+                "finetune": cfg.finetune,
+                "slot_weights": None if slot_weights is None else slot_weights.tolist(),
                 "student": student.describe(),
                 "silver": {"path": cfg.silver.path, "files": silver_info},
                 "training_queries": [q.key for q in silver.queries],
@@ -278,7 +336,7 @@ def train_student(
                 "log_history": history,
             },
         )
-        adapter = _save(cfg, outcome, trainer, out)
+        adapter = _save(cfg, outcome, trainer, out, student.tokenizer)
         log.info("saved the student to %s (%d steps, %.1f s)", out, result.global_step, seconds)
     trainer.accelerator.wait_for_everyone()
     return TrainOutcome(

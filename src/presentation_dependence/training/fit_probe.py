@@ -1,0 +1,270 @@
+"""Can the student fit at all? A small, measured training probe (docs/TRAINING.md, diagnosis).
+
+A probe trains the student on a handful of queries with the very pieces the trainer uses
+(:class:`~presentation_dependence.training.collate.ReadoutCollator`,
+:func:`~presentation_dependence.training.model.student_readout`,
+:func:`~presentation_dependence.training.loss.readout_loss`, the student of
+:func:`~presentation_dependence.training.model.load_student`) in a plain AdamW loop with
+constant learning rate and gradient clipping at 1, and measures every ``eval_every`` steps:
+
+* on the training queries, under one fixed *fresh* shuffle (seed ``eval_seed``; in the given
+  order when the probe trains in the given order): the squared error of E[g] to the label
+  (``mse``), nDCG@10 (labels as gains, ideal over the list) and the within-query score spread;
+* the same on ``n_heldout`` held-out queries: what was learned beyond memorising.
+
+Labels: ``gold`` = the qrels grade of the candidate scaled to 0–3 (``3 · grade / max_grade``);
+``slot`` = ``slot mod 4`` of the slot the candidate is shown in (depends on the slot alone: a
+training path that works learns it almost at once). ``views: fixed`` trains on the given
+order every epoch, ``shuffle`` on a fresh seeded permutation per query and epoch (the
+collate module's :func:`draw_views`). The ladder of docs/TRAINING.md is (a) slot labels,
+(b) gold labels in a fixed order, (c) gold labels under shuffles, (d) held-out content.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.fixture import read_fixture
+from presentation_dependence.metrics.ranking import ndcg_at_k
+from presentation_dependence.records import Qrels, RerankRequest
+from presentation_dependence.rerankers.grade import GradeRerankerOptions
+from presentation_dependence.training.collate import ReadoutCollator, TrainExample, draw_views
+from presentation_dependence.training.config import EMBEDDED, LoraOptions
+from presentation_dependence.training.loss import readout_loss
+from presentation_dependence.training.model import load_student, student_readout
+
+__all__ = ["ProbeConfig", "ladder_table", "load_ladder", "run_probe"]
+
+log = logging.getLogger(__name__)
+
+ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """One probe: data, labels, layout, loss, adapter and optimisation."""
+
+    name: str
+    train_path: str
+    heldout_path: str
+    n_train: int = 16
+    n_heldout: int = 16
+    labels: Literal["gold", "slot"] = "gold"
+    views: Literal["fixed", "shuffle"] = "shuffle"
+    template: str = "pathc_grade_v1"
+    max_passage_chars: int = 300
+    fit: Literal["mse", "ce"] = "mse"
+    rank_weight: float = 0.0
+    finetune: Literal["lora", "full"] = "lora"
+    r: int = 8
+    target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"]
+    )
+    dtype: str = "bfloat16"
+    learning_rate: float = 5e-4
+    steps: int = 64
+    eval_every: int = 16
+    eval_seed: int = 12345
+    seed: int = 0
+    model_name: str = EMBEDDED
+
+
+def _labels(req: RerankRequest, qrels: Qrels, view: np.ndarray, kind: str) -> np.ndarray:
+    n = len(req.candidates)
+    if kind == "slot":
+        out = np.zeros(n)
+        out[view] = np.arange(n) % 4
+        return out
+    judged = qrels.judgements.get(req.query.qid, {})
+    top = max([*judged.values(), 1])
+    return np.array([3.0 * judged.get(c.docid, 0) / top for c in req.candidates])
+
+
+def _example(req: RerankRequest, qrels: Qrels, view: np.ndarray, kind: str) -> TrainExample:
+    return TrainExample(
+        key=req.query.qid,
+        query=req.query.text,
+        texts=tuple(c.text for c in req.candidates),
+        labels=_labels(req, qrels, view[0], kind),
+        views=view,
+    )
+
+
+def _view(cfg: ProbeConfig, req: RerankRequest, seed: int, epoch: int, fixed: bool) -> np.ndarray:
+    n = len(req.candidates)
+    if fixed:
+        return np.arange(n)[None]
+    return draw_views(n, 1, seed=seed, key=req.query.qid, epoch=epoch)
+
+
+def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Train and measure ``cfg``; write ``<out_dir>/<name>/probe.json`` (after every eval)."""
+    out = Path(out_dir) / cfg.name
+    out.mkdir(parents=True, exist_ok=True)
+    train_reqs, train_qrels = read_fixture(cfg.train_path)
+    held_reqs, held_qrels = read_fixture(cfg.heldout_path)
+    train = list(train_reqs)[: cfg.n_train]
+    held = list(held_reqs)[: cfg.n_heldout]
+    opts = GradeRerankerOptions(
+        model_name=cfg.model_name,
+        max_passage_chars=cfg.max_passage_chars,
+        dtype=cfg.dtype,
+        template=cfg.template,
+        device="cpu",
+    )
+    lora = LoraOptions(r=cfg.r, alpha=2 * cfg.r, target_modules=list(cfg.target_modules))
+    student = load_student(opts, lora, seed=cfg.seed, finetune=cfg.finetune)
+    model = student.model
+    collate = ReadoutCollator(student.builder, student.pad_token_id)
+    params = [p for p in model.parameters() if p.requires_grad]
+    torch.manual_seed(cfg.seed)
+    optim = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
+    result: dict[str, Any] = {
+        "config": asdict(cfg),
+        "trainable_parameters": sum(p.numel() for p in params),
+        "steps": [],
+        "evals": [],
+    }
+
+    def evaluate(step: int) -> None:
+        model.eval()
+        for split, reqs, qrels in (("train", train, train_qrels), ("heldout", held, held_qrels)):
+            mse, nd, spread = [], [], []
+            with torch.no_grad():
+                for req in reqs:
+                    view = _view(cfg, req, cfg.eval_seed, 0, fixed=cfg.views == "fixed")
+                    ex = _example(req, qrels, view, cfg.labels)
+                    batch = collate([ex])
+                    ro = student_readout(model, batch, student.grade_token_ids)
+                    s = ro.scores[0, 0].float().numpy()
+                    mse.append(float(((s - ex.labels) ** 2).mean()))
+                    nd.append(ndcg_at_k(s, ex.labels, k=10))
+                    spread.append(float(s.std()))
+            row = {
+                "step": step,
+                "split": split,
+                "mse": float(np.mean(mse)),
+                "ndcg10": float(np.mean(nd)),
+                "spread": float(np.mean(spread)),
+                "num_queries": len(reqs),
+            }
+            result["evals"].append(row)
+            log.info(
+                "%s step %d %s: mse %.3f nDCG@10 %.3f spread %.3f",
+                cfg.name,
+                step,
+                split,
+                row["mse"],
+                row["ndcg10"],
+                row["spread"],
+            )
+        model.train()
+        atomic_write_text(out / "probe.json", json.dumps(result, indent=1) + "\n")
+
+    t0 = time.perf_counter()
+    evaluate(0)
+    model.train()
+    step = 0
+    epoch = 0
+    while step < cfg.steps:
+        for req in train:
+            if step >= cfg.steps:
+                break
+            view = _view(cfg, req, cfg.seed, epoch, fixed=cfg.views == "fixed")
+            batch = collate([_example(req, train_qrels, view, cfg.labels)])
+            ro = student_readout(model, batch, student.grade_token_ids)
+            parts = readout_loss(
+                ro.scores,
+                batch["teacher_scores"],
+                batch["candidate_mask"],
+                log_probs=ro.log_probs,
+                fit=cfg.fit,
+                rank_weight=cfg.rank_weight,
+            )
+            parts.total.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optim.step()
+            optim.zero_grad()
+            mse = float(((ro.scores.detach() - batch["teacher_scores"][:, None]) ** 2).mean())
+            step += 1
+            result["steps"].append(
+                {
+                    "step": step,
+                    "loss": float(parts.total.detach()),
+                    "mse": mse,
+                    "grad_norm": float(grad_norm),
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            if step % cfg.eval_every == 0:
+                evaluate(step)
+        epoch += 1
+    result["seconds"] = time.perf_counter() - t0
+    atomic_write_text(out / "probe.json", json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def load_ladder(path: str | Path) -> dict[str, ProbeConfig]:
+    """``{name: ProbeConfig}`` from a ladder YAML (``defaults`` + ``probes``), strictly."""
+    import yaml
+
+    from presentation_dependence.config.build import build_dataclass
+    from presentation_dependence.errors import ConfigError
+
+    p = Path(path)
+    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict) or set(raw) - {"defaults", "probes"}:
+        raise ConfigError(f"{p}: expected the keys 'defaults' and 'probes', got {sorted(raw)}")
+    defaults = raw.get("defaults") or {}
+    out: dict[str, ProbeConfig] = {}
+    for name, block in (raw.get("probes") or {}).items():
+        try:
+            out[name] = build_dataclass(ProbeConfig, {**defaults, **(block or {}), "name": name})
+        except ConfigError as e:
+            raise ConfigError(f"{p}: probe {name!r}: {e}") from None
+    return out
+
+
+def ladder_table(results: list[dict[str, Any]]) -> str:
+    """Markdown: one row per probe, its settings and the first and last measurements."""
+    head = (
+        "| probe | labels | views | layout | fit | adapter | lr | steps | train MSE | "
+        "train nDCG@10 | held-out MSE | held-out nDCG@10 | held-out spread | s/step |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for r in results:
+        c = r["config"]
+        ev = r["evals"]
+        first = {e["split"]: e for e in ev if e["step"] == 0}
+        last_step = max(e["step"] for e in ev)
+        last = {e["split"]: e for e in ev if e["step"] == last_step}
+        adapter = (
+            "full"
+            if c["finetune"] == "full"
+            else f"LoRA r{c['r']} {'all-linear' if len(c['target_modules']) == 7 else 'q/k/v/o'}"
+        )
+        layout = "interleaved" if "interleaved" in c["template"] else "trailing"
+        steps = r["steps"]
+        per_step = steps[-1]["seconds"] / len(steps) if steps else float("nan")
+
+        def pair(split: str, key: str, first: dict = first, last: dict = last) -> str:
+            a, b = first.get(split, {}).get(key), last.get(split, {}).get(key)
+            return "–" if a is None or b is None else f"{a:.3f} → {b:.3f}"
+
+        rows.append(
+            f"| {c['name']} | {c['labels']} | {c['views']} | {layout} | {c['fit']} | {adapter} | "
+            f"{c['learning_rate']:g} | {last_step} | {pair('train', 'mse')} | "
+            f"{pair('train', 'ndcg10')} | {pair('heldout', 'mse')} | {pair('heldout', 'ndcg10')} | "
+            f"{pair('heldout', 'spread')} | {per_step:.1f} |"
+        )
+    return head + "\n".join(rows) + "\n"
