@@ -11,6 +11,7 @@ import pytest
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.models.embedded import load_embedded_tokenizer
 from presentation_dependence.readout.prompt import (
+    INTERLEAVED_GRADE_V1_INSTRUCTION,
     PATHC_GRADE_V1_INSTRUCTION,
     GradeLabelTokenizationError,
     PromptBuilder,
@@ -167,3 +168,10 @@ def test_interleaved_skeleton_needs_the_passages() -> None:
     text, offsets = t.render_skeleton(2, "1", ["a b", "c"])
     assert text == "[1] a b grade:1\n[2] c grade:1"
     assert [text[o] for o in offsets] == ["1", "1"]
+
+
+def test_doc_quotes_the_interleaved_template_verbatim() -> None:
+    assert _doc_block("interleaved_grade_v1:instruction") == INTERLEAVED_GRADE_V1_INSTRUCTION
+    t = get_template("interleaved_grade_v1")
+    skeleton, _ = t.render_skeleton(3, "1", ["<passage 1>", "<passage 2>", "<passage 3>"])
+    assert _doc_block("interleaved_grade_v1:skeleton") == skeleton
