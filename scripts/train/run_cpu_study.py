@@ -21,13 +21,20 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from presentation_dependence.training.study import CHOSEN, study_plan
+from presentation_dependence.training.study import CHOSEN, load_plan, study_plan
 
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--root", default="runs/self-distill/study", help="where the study writes")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument(
+        "--plan",
+        default="",
+        help="a study plan YAML (e.g. configs/study/content-study.yaml) instead of the built-in "
+        "self-distillation plan",
+    )
+    p.add_argument("--lane", default="", help="run only the plan's steps of this lane")
     p.add_argument(
         "--launcher",
         default="",
@@ -56,12 +63,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("run_cpu_study")
-    steps = study_plan(
-        python=sys.executable if not args.dry_run else "python",
-        root=args.root,
-        launcher=shlex.split(args.launcher),
-        eval_overrides=args.eval_override,
-    )
+    python = sys.executable if not args.dry_run else "python"
+    if args.plan:
+        steps = load_plan(args.plan, python=python)
+    else:
+        steps = study_plan(
+            python=python,
+            root=args.root,
+            launcher=shlex.split(args.launcher),
+            eval_overrides=args.eval_override,
+        )
+    if args.lane:
+        steps = [s for s in steps if s.lane == args.lane]
+        if not steps:
+            log.error("the plan has no step in lane %r", args.lane)
+            return 2
     selection = Path(args.root) / "lambda" / "lambda_selection.json"
     for item in args.reuse:
         name, _, source = item.partition("=")

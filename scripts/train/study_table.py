@@ -15,9 +15,9 @@ from pathlib import Path
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.report.markers import splice_file
-from presentation_dependence.training.study import STUDENTS, study_table
+from presentation_dependence.training.study import STUDENT_NAMES, study_table
 
-ORDER = ["off-the-shelf", "bsc", *(name for name, _ in STUDENTS)]
+ORDER = ["off-the-shelf", "bsc", "teacher-e5", *STUDENT_NAMES]
 
 
 def make_parser() -> argparse.ArgumentParser:

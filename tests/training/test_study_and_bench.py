@@ -105,3 +105,21 @@ def test_training_step_benchmark_on_the_tiny_model(tiny_model):
     assert r["oc_sft"]["prompt_tokens"] > r["single_view"]["prompt_tokens"]
     assert r["time_ratio"] > 0 and r["goal_ratio"] == 2.1
     assert "OC-SFT / single view" in training_benchmark_markdown(r)
+
+
+def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):
+    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    _fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
+    _fake_run(tmp_path / "debias-first", 0.45, tau=0.35, spread=0.3)
+    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    table = study_table(
+        [tmp_path / n for n in ("off-the-shelf", "single-order", "debias-first", "oc-sft")]
+    )
+    lines = table.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("OC-SFT against each other"))
+    section = lines[start:]
+    row = next(ln for ln in section if ln.startswith("| single-order | tau_psi |"))
+    assert "| -0.100 [-0.100, -0.100] |" in row  # oc-sft − single-order on every query
+    row = next(ln for ln in section if ln.startswith("| debias-first | tau_psi |"))
+    assert "| -0.150 [-0.150, -0.150] |" in row
+    assert not any(ln.startswith("| oc-sft | tau_psi |") for ln in section[:12])

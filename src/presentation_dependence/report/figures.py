@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["mean_grade_by_slot", "presentation_chips", "tau_psi_bars"]
+__all__ = ["learning_curve", "mean_grade_by_slot", "presentation_chips", "tau_psi_bars"]
 
 
 def _plt() -> Any:
@@ -121,4 +121,23 @@ def mean_grade_by_slot(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> b
     ax.set_ylabel("mean score (expected grade)")
     ax.set_title("Mean score by slot over shuffled presentations", fontsize=9)
     ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def learning_curve(series: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:
+    """τ-PSI and nDCG@10 over shuffles on held-out queries against training steps, per student."""
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.2))
+    for label, rows in series.items():
+        steps = [int(r["step"]) for r in rows]
+        left.plot(steps, [r["ndcg_mean"] for r in rows], marker="o", markersize=3, label=label)
+        right.plot(steps, [r["tau_psi"] for r in rows], marker="o", markersize=3, label=label)
+    left.set_xlabel("training steps (queries seen)")
+    left.set_ylabel("nDCG@10 over shuffles (held-out)")
+    right.set_xlabel("training steps (queries seen)")
+    right.set_ylabel("τ-PSI (held-out)")
+    right.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+    right.set_ylim(0, 0.55)
+    left.legend(fontsize=7)
+    fig.suptitle("Learning curve (dotted: τ-PSI 0.25, half the off-the-shelf 0.5)", fontsize=9)
     return _png(fig)

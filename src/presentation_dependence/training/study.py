@@ -20,7 +20,16 @@ import numpy as np
 
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 
-__all__ = ["STUDENTS", "Step", "collapsed", "paired_rows", "study_plan", "study_row", "study_table"]
+__all__ = [
+    "STUDENTS",
+    "Step",
+    "collapsed",
+    "load_plan",
+    "paired_rows",
+    "study_plan",
+    "study_row",
+    "study_table",
+]
 
 # (scorer name, training config stem) of the four students.
 STUDENTS = (
@@ -29,6 +38,8 @@ STUDENTS = (
     ("perm-aug", "perm-aug"),
     ("oc-sft", "oc-sft"),
 )
+# Every trained scorer's run-folder name (the content study adds DebiasFirst and gold OC-SFT).
+STUDENT_NAMES = (*(name for name, _ in STUDENTS), "debias-first", "oc-sft-gold")
 CHOSEN = "<chosen adapter of {selection}>"
 
 
@@ -40,6 +51,48 @@ class Step:
     argv: list[str]
     done: str | None = None
     needs_chosen_adapter: bool = field(default=False)
+    lane: str = "main"
+
+
+def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
+    """A study plan from YAML: ``steps: [{name, argv: [...], done, lane}]``, in order.
+
+    ``{python}`` in an argv item is replaced by ``python``; ``done`` names the file whose
+    existence marks the step finished (steps without one always run: they resume or are
+    no-ops themselves); ``lane`` groups steps that one process runs in order, so two lanes
+    can share the machine (``run_cpu_study.py --plan FILE --lane NAME``).
+    """
+    import yaml
+
+    from presentation_dependence.errors import ConfigError
+
+    p = Path(path)
+    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    items = raw.get("steps") if isinstance(raw, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{p}: expected 'steps:' with a list of steps")
+    steps: list[Step] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items, start=1):
+        if not isinstance(item, dict) or set(item) - {"name", "argv", "done", "lane"}:
+            raise ConfigError(
+                f"{p}: step {i} must be a mapping of name, argv, done, lane; got {item!r}"
+            )
+        name, argv = item.get("name"), item.get("argv")
+        if not isinstance(name, str) or not isinstance(argv, list) or not argv:
+            raise ConfigError(f"{p}: step {i} needs a name and a non-empty argv list")
+        if name in seen:
+            raise ConfigError(f"{p}: step name {name!r} repeats")
+        seen.add(name)
+        steps.append(
+            Step(
+                name,
+                [str(a).replace("{python}", python) for a in argv],
+                None if item.get("done") is None else str(item["done"]),
+                lane=str(item.get("lane", "main")),
+            )
+        )
+    return steps
 
 
 def study_plan(
@@ -179,21 +232,29 @@ def collapsed(row: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
     return bool(row.get("tied_share") is not None and row["tied_share"] > 0.5)
 
 
-def paired_rows(rows: Sequence[Mapping[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
-    """Each scorer against the first (off-the-shelf), paired over queries: τ-PSI and nDCG@10 over
-    the shuffles. Seeded paired bootstrap (95% CI) and a paired permutation test."""
+def paired_rows(
+    rows: Sequence[Mapping[str, Any]], *, seed: int = 0, base: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Each scorer against ``base`` (default: the first row, off-the-shelf), paired over
+    queries: τ-PSI, nDCG@10 over the shuffles and the score spread. Seeded paired bootstrap
+    (95% CI) and a paired permutation test."""
     if len(rows) < 2:
         return []
-    base = rows[0]
+    base = rows[0] if base is None else base
     out = []
-    for r in rows[1:]:
+    for r in rows:
+        if r["scorer"] == base["scorer"]:
+            continue
         for metric in ("tau_psi", "ndcg_mean", "score_spread"):
             qids = [q for q in base["per_query"] if q in r["per_query"]]
             if not qids or metric not in r["per_query"][qids[0]]:
                 continue
             a = np.array([r["per_query"][q][metric] for q in qids])
             b = np.array([base["per_query"][q][metric] for q in qids])
-            key = zlib.crc32(f"{r['scorer']}/{metric}".encode())
+            name = f"{r['scorer']}/{metric}"
+            if base is not rows[0]:
+                name = f"{r['scorer']}-vs-{base['scorer']}/{metric}"
+            key = zlib.crc32(name.encode())
             boot = paired_bootstrap(a, b, rng=np.random.default_rng([seed, key]))
             perm = paired_permutation_test(a, b, rng=np.random.default_rng([seed, key, 1]))
             out.append(
@@ -245,9 +306,28 @@ def study_table(run_dirs: Sequence[str | Path]) -> str:
                 f"{p['permutation_p']:.3g} |"
             )
         base = rows[0]
+        ocsft = next((r for r in rows if r["scorer"] == "oc-sft"), None)
+        students = [r for r in rows if r["scorer"] in STUDENT_NAMES and r is not ocsft]
+        if ocsft is not None and students:
+            lines += [
+                "",
+                "OC-SFT against each other student, paired over queries (difference = "
+                "oc-sft − student; the claim under test: OC-SFT has the lowest τ-PSI of the "
+                "trained scorers at equal nDCG@10):",
+                "",
+                "| student | metric | queries | oc-sft − student [95% CI] | bootstrap p | "
+                "permutation p |",
+                "|---|---|---|---|---|---|",
+            ]
+            for p in paired_rows(students, base=ocsft):
+                lines.append(
+                    f"| {p['scorer']} | {p['metric']} | {p['queries']} | {-p['mean_diff']:+.3f} "
+                    f"[{-p['ci_high']:+.3f}, {-p['ci_low']:+.3f}] | {p['p_value']:.3g} | "
+                    f"{p['permutation_p']:.3g} |"
+                )
         lines += [
             "",
-            "Goal (issue 5): τ-PSI at most half the off-the-shelf scorer's, nDCG@10 over the "
+            "Goal (issues 5 and 13): τ-PSI at most half the off-the-shelf scorer's, nDCG@10 over the "
             "shuffles not below it (paired mean difference ≥ 0 or its CI covering 0), and no "
             "collapse (spread ≥ half the off-the-shelf spread, tied share ≤ 0.5).",
             "",

@@ -1,0 +1,104 @@
+"""Learning curves: every saved checkpoint of a student scored on held-out queries.
+
+For the base model (step 0) and each complete checkpoint
+``<output_dir>/checkpoints/checkpoint-<step>/`` (and the final ``adapter/``, at the last
+step), the student is served through the ordinary reranker with
+``adapter_path`` and scored on the first ``max_queries`` held-out queries of the config's
+``splits.heldout`` in their given order and under M seeded shuffles
+(:func:`~presentation_dependence.training.lambda_select.evaluate_heldout`): nDCG@10 in the
+given order and over the shuffles, τ-PSI, the score spread. Each point is cached in
+``<output_dir>/curve/step-<step>.json`` with the key it was made from, so an interrupted curve
+resumes point by point; ``curve.json`` gathers them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from presentation_dependence.config.experiment import RerankerConfig
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.readout.adapter import adapter_sha256
+from presentation_dependence.rerankers import build_reranker
+from presentation_dependence.rerankers.grade import clear_model_cache
+from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.lambda_select import evaluate_heldout, load_heldout
+
+__all__ = ["checkpoint_adapters", "learning_curve_points"]
+
+log = logging.getLogger(__name__)
+_STEP = re.compile(r"^checkpoint-(\d+)$")
+
+
+def checkpoint_adapters(output_dir: str | Path) -> list[tuple[int, Path]]:
+    """``(step, adapter folder)`` of every complete checkpoint (training/resume.py marks it),
+    ascending, then the final adapter when it is later."""
+    out = Path(output_dir)
+    found: list[tuple[int, Path]] = []
+    ckpts = out / "checkpoints"
+    if ckpts.is_dir():
+        for p in ckpts.iterdir():
+            m = _STEP.match(p.name)
+            complete = (p / "checkpoint_complete.json").is_file()
+            if m and complete and (p / "adapter_model.safetensors").is_file():
+                found.append((int(m.group(1)), p))
+    found.sort()
+    final = out / "adapter"
+    prov = out / "provenance.json"
+    if (final / "adapter_model.safetensors").is_file() and prov.is_file():
+        step = int(json.loads(prov.read_text(encoding="utf-8")).get("global_step", 0))
+        if not found or step > found[-1][0]:
+            found.append((step, final))
+    return found
+
+
+def learning_curve_points(
+    cfg: TrainingConfig,
+    *,
+    num_presentations: int = 4,
+    seed: int = 0,
+    max_queries: int | None = 40,
+) -> list[dict[str, Any]]:
+    """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable)."""
+    out = cfg.resolved_output_dir
+    heldout = load_heldout(cfg.splits.heldout)[:max_queries]
+    points: list[dict[str, Any]] = []
+    cache = out / "curve"
+    cache.mkdir(parents=True, exist_ok=True)
+    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out)]
+    for step, adapter in todo:
+        key = {
+            "adapter_sha256": "base" if adapter is None else adapter_sha256(adapter),
+            "num_presentations": num_presentations,
+            "seed": seed,
+            "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],
+        }
+        path = cache / f"step-{step:06d}.json"
+        if path.is_file():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                points.append(saved["point"])
+                continue
+        block = dict(cfg.student)
+        if adapter is not None:
+            block["adapter_path"] = str(adapter)
+        rc = RerankerConfig.from_raw(block)
+        reranker = build_reranker(rc.reranker_class, rc.options)
+        result = evaluate_heldout(reranker, heldout, num_presentations=num_presentations, seed=seed)
+        clear_model_cache()
+        point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
+        atomic_write_text(path, json.dumps({"key": key, "point": point}, indent=1) + "\n")
+        log.info(
+            "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
+            cfg.id,
+            step,
+            point["ndcg_mean"],
+            point["tau_psi"],
+            point["num_queries"],
+        )
+        points.append(point)
+    atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
+    return points
