@@ -94,8 +94,13 @@ def test_order_free_bit_for_bit_and_batching_agrees(name, dl19):
     shuffled = [cands[i] for i in np.random.default_rng(7).permutation(len(cands))]
     r = _build(name, batch_size=3)
     a = {it.candidate.docid: it.score for it in r.rank(req.query, cands).items}
-    b = {it.candidate.docid: it.score for it in r.rank(req.query, shuffled).items}
+    fresh = _build(name, batch_size=3)  # no cached cosines: the encoder runs again
+    b = {it.candidate.docid: it.score for it in fresh.rank(req.query, shuffled).items}
     assert a == b
+    # a re-presentation of the same set is served from the cache, bit for bit
+    again = r.rank(req.query, shuffled)
+    assert again.details["encoder_calls"] == 0
+    assert {it.candidate.docid: it.score for it in again.items} == a
     single = _build(name, one_at_a_time=True).rank(req.query, cands)
     diff = max(abs(a[it.candidate.docid] - it.score) for it in single.items)
     assert diff < 1e-5

