@@ -7,6 +7,11 @@ Multi-GPU data parallelism needs no code change::
 Writes ``<output_dir>/adapter/``, ``resolved_config.yaml``, ``reranker.yaml`` and
 ``provenance.json`` (docs/TRAINING.md). ``--lambda-from lambda_selection.json`` sets λ to the
 one ``select_lambda.py`` chose.
+
+Stopping is safe: checkpoints go to ``<output_dir>/checkpoints/`` every ``train.save_steps``
+steps and rerunning the same command resumes from the latest complete one; on a finished
+``output_dir`` it does nothing. ``--restart`` discards the checkpoints (and a finished student)
+and trains from scratch; without it, checkpoints or a student of another config are refused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="configs/self-distill/<variant>.yaml")
     p.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--lambda-from", help="lambda_selection.json: train with its chosen λ")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the output_dir's checkpoints and student and train from scratch",
+    )
     return p
 
 
@@ -42,11 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_training_config(args.config, overrides)
         from presentation_dependence.training.trainer import train_student
 
-        outcome = train_student(cfg, argv=sys.argv)
+        outcome = train_student(cfg, argv=sys.argv, restart=args.restart)
     except (PresdepError, OSError, KeyError) as e:
         log.error("%s", e)
         return 2
-    if outcome.trainer.is_world_process_zero():
+    if outcome.is_main_process:
         print(outcome.adapter_dir)
     return 0
 

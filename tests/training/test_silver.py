@@ -72,7 +72,8 @@ def test_existing_file_is_kept_and_a_different_one_refused(silver_file, tiny_mod
         generate_silver(other)
 
 
-def test_resume_uses_finished_parts(tmp_path, tiny_model):
+def _started(tmp_path, tiny_model):
+    """A finished silver file of 2 queries, and an empty ``.parts`` folder of its config."""
     cfg = SilverConfig(
         path=str(tmp_path / "s.jsonl"),
         teacher=grade_block(tiny_model),
@@ -94,18 +95,33 @@ def test_resume_uses_finished_parts(tmp_path, tiny_model):
             sort_keys=True,
         )
     )
+    return cfg, first, parts
+
+
+class Boom:
+    def rank(self, query, candidates):
+        raise AssertionError(f"asked to score {query.qid}")
+
+    def describe(self):
+        return {"reranker_class": "Boom"}
+
+
+def test_resume_uses_finished_parts(tmp_path, tiny_model):
+    cfg, first, parts = _started(tmp_path, tiny_model)
     (parts / "000000.json").write_text(first[0] + "\n")
-
-    class Boom:
-        def rank(self, *a, **k):
-            raise AssertionError("query 0 was finished; only query 1 may be scored")
-
-        def describe(self):
-            return {"reranker_class": "Boom"}
-
-    with pytest.raises(AssertionError, match="only query 1"):
+    qid1 = json.loads(first[1])["qid"]
+    with pytest.raises(AssertionError, match=f"asked to score {qid1}$"):
         generate_silver(cfg, force=True, teacher=Boom())
     assert (parts / "000000.json").exists()
+
+
+def test_a_part_of_another_query_is_scored_again(tmp_path, tiny_model):
+    # The data file changed under the same data block: part 0 now holds another query.
+    cfg, first, parts = _started(tmp_path, tiny_model)
+    (parts / "000000.json").write_text(first[1] + "\n")
+    qid0 = json.loads(first[0])["qid"]
+    with pytest.raises(AssertionError, match=f"asked to score {qid0}$"):
+        generate_silver(cfg, force=True, teacher=Boom())
 
 
 def test_teacher_identity_of_wrappers():

@@ -138,6 +138,15 @@ class OptimOptions:
     max_grad_norm: float = _help(1.0, "gradient clipping")
     optim: str = _help("adamw_torch", "transformers optimizer name")
     logging_steps: int = _help(1, "log the loss and its parts every this many steps")
+    save_steps: int = _help(
+        50, "write a resumable checkpoint to <output_dir>/checkpoints/ every this many steps"
+    )
+    save_total_limit: int = _help(2, "keep this many complete checkpoints (the newest)")
+    keep_snapshots: bool = _help(
+        False,
+        "also copy the adapter of every checkpoint to <output_dir>/snapshots/step-<N>/ and keep "
+        "them after training (learning curves: training/curve.py)",
+    )
     gradient_checkpointing: bool | None = _help(
         None, "null = on for GPU, off on CPU (there it costs ~35% time for memory not needed)"
     )
@@ -146,7 +155,14 @@ class OptimOptions:
     def __post_init__(self) -> None:
         if not self.learning_rate > 0:
             raise ConfigError(f"train.learning_rate must be > 0, got {self.learning_rate}")
-        for name in ("epochs", "batch_size", "grad_accum", "logging_steps"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "grad_accum",
+            "logging_steps",
+            "save_steps",
+            "save_total_limit",
+        ):
             _positive(f"train.{name}", getattr(self, name))
         _positive("train.max_steps", self.max_steps, allow_none=True)
         _positive("train.num_threads", self.num_threads, allow_none=True)

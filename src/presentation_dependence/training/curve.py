@@ -1,8 +1,8 @@
 """Learning curves: every saved checkpoint of a student scored on held-out queries.
 
-For the base model (step 0) and each complete checkpoint
-``<output_dir>/checkpoints/checkpoint-<step>/`` (and the final ``adapter/``, at the last
-step), the student is served through the ordinary reranker with
+For the base model (step 0) and each adapter snapshot ``<output_dir>/snapshots/step-<N>/``
+(written at every checkpoint when ``train.keep_snapshots`` is on) and the final ``adapter/``,
+the student is served through the ordinary reranker with
 ``adapter_path`` and scored on the first ``max_queries`` held-out queries of the config's
 ``splits.heldout`` in their given order and under M seeded shuffles
 (:func:`~presentation_dependence.training.lambda_select.evaluate_heldout`): nDCG@10 in the
@@ -30,20 +30,19 @@ from presentation_dependence.training.lambda_select import evaluate_heldout, loa
 __all__ = ["checkpoint_adapters", "learning_curve_points"]
 
 log = logging.getLogger(__name__)
-_STEP = re.compile(r"^checkpoint-(\d+)$")
+_STEP = re.compile(r"^step-(\d+)$")
 
 
 def checkpoint_adapters(output_dir: str | Path) -> list[tuple[int, Path]]:
-    """``(step, adapter folder)`` of every complete checkpoint (training/resume.py marks it),
-    ascending, then the final adapter when it is later."""
+    """``(step, adapter folder)`` of every snapshot (``train.keep_snapshots``), ascending, then
+    the final adapter when it is later."""
     out = Path(output_dir)
     found: list[tuple[int, Path]] = []
-    ckpts = out / "checkpoints"
-    if ckpts.is_dir():
-        for p in ckpts.iterdir():
+    snaps = out / "snapshots"
+    if snaps.is_dir():
+        for p in snaps.iterdir():
             m = _STEP.match(p.name)
-            complete = (p / "checkpoint_complete.json").is_file()
-            if m and complete and (p / "adapter_model.safetensors").is_file():
+            if m and (p / "adapter_model.safetensors").is_file():
                 found.append((int(m.group(1)), p))
     found.sort()
     final = out / "adapter"

@@ -198,6 +198,21 @@ def _recalibrate(path: Path, config: CalibrationConfig) -> Path:
     return path
 
 
+def _part_matches(line: str, source: str, req: RerankRequest) -> bool:
+    """A finished part is reused only for the same query and candidates (the data file under
+    an unchanged data block may have changed since)."""
+    try:
+        d = json.loads(line)
+        docids = [str(c["docid"]) for c in d["candidates"]]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return (
+        d.get("source") == source
+        and d.get("qid") == req.query.qid
+        and docids == [c.docid for c in req.candidates]
+    )
+
+
 def generate_silver(
     cfg: SilverConfig,
     *,
@@ -248,9 +263,13 @@ def generate_silver(
         part = parts / f"{idx:06d}.json"
         if part.exists():
             line = part.read_text(encoding="utf-8").strip()
-            records.append(line)
-            queries.append(SilverQuery.from_dict(json.loads(line)))
-            continue
+            if _part_matches(line, source, req):
+                records.append(line)
+                queries.append(SilverQuery.from_dict(json.loads(line)))
+                continue
+            log.warning(
+                "%s holds another query than %s/%s: scoring again", part, source, req.query.qid
+            )
         pres, scores, probs = score_query(
             teacher,
             req,

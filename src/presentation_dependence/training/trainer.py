@@ -9,7 +9,14 @@ training queries that are test queries, load the student (base + LoRA), train wi
 * ``reranker.yaml`` — the reranker block that serves the student (student block +
   ``adapter_path``), ready for an experiment config or ``--override reranker.adapter_path=...``;
 * ``provenance.json`` — packages, git, base model revision, silver file and teacher, seeds,
-  parameter counts, world size, the loss log and the final loss.
+  parameter counts, world size, the loss log and the final loss;
+* ``train_log.jsonl`` — the progress, one JSON line per logging step (:mod:`.progress`).
+
+``adapter/`` is written last: a folder that has it is finished, and rerunning the same config
+on it does nothing. Until then the Trainer writes a checkpoint every ``train.save_steps`` steps
+to ``checkpoints/`` and a rerun resumes from the latest complete one, to an adapter equal to
+an uninterrupted run's (:mod:`.resume`; ``restart=True`` discards them); they are deleted once
+the student is saved.
 
 The Trainer runs on accelerate: ``accelerate launch scripts/train/train_student.py CONFIG``
 trains data-parallel on every visible GPU with no code change (each process takes its share
@@ -23,6 +30,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
+import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -32,7 +41,7 @@ from typing import Any
 
 import torch
 import yaml
-from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
@@ -42,6 +51,18 @@ from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import Student, load_student, student_readout
+from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
+from presentation_dependence.training.resume import (
+    CHECKPOINTS,
+    CheckpointMarker,
+    check_checkpoints,
+    checkpoint_state,
+    data_fingerprint,
+    finished_provenance,
+    latest_checkpoint,
+    load_adapter_weights,
+    prepare_checkpoints,
+)
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
@@ -55,7 +76,8 @@ class ReadoutTrainer(Trainer):
 
     The batch carries no ``labels`` (the silver scores are ``teacher_scores``), the loss is a
     per-batch mean (the Trainer divides it by the accumulation steps), and the fit and
-    consistency terms are logged beside the loss.
+    consistency terms are logged beside the loss (means over the window and, like the loss,
+    over the processes).
     """
 
     def __init__(
@@ -119,23 +141,52 @@ class ReadoutTrainer(Trainer):
         return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        if "loss" in logs and self._parts["fit"]:
-            for name, values in self._parts.items():
-                logs[name] = round(sum(values) / len(values), 6)
+        if "loss" in logs:  # every process logs the loss (its mean is gathered), so do the parts
+            means = torch.tensor(
+                [sum(v) / len(v) if v else float("nan") for v in self._parts.values()],
+                device=self.args.device,
+            )
+            if self.args.world_size > 1:
+                means = self.accelerator.gather(means[None]).mean(dim=0)
+            for (name, values), value in zip(self._parts.items(), means.tolist(), strict=True):
+                logs[name] = round(value, 6)
                 values.clear()
         super().log(logs, start_time)
 
 
+class _Snapshots(TrainerCallback):
+    """Copies the adapter of every saved checkpoint to ``<out>/snapshots/step-<N>/`` (kept after
+    training, unlike the checkpoints) for learning curves; atomic per snapshot."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not state.is_world_process_zero:
+            return
+        src = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        dst = self.out / "snapshots" / f"step-{state.global_step:06d}"
+        if dst.exists() or not (src / "adapter_model.safetensors").is_file():
+            return
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for name in ("adapter_model.safetensors", "adapter_config.json"):
+            shutil.copy2(src / name, tmp / name)
+        tmp.rename(dst)
+
+
 class _EpochViews(TrainerCallback):
-    """Gives the dataset the epoch number, so every epoch draws fresh views."""
+    """Gives the dataset the epoch number, so every epoch draws fresh views.
+
+    The number is the Trainer's (``floor(state.epoch)``: 0 at the start, the epoch a resumed
+    run continues in after a resume), never a count of this process's epochs."""
 
     def __init__(self, dataset: SilverDataset) -> None:
         self.dataset = dataset
-        self.epoch = 0
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.dataset.set_epoch(self.epoch)
-        self.epoch += 1
+        self.dataset.set_epoch(math.floor(state.epoch or 0.0))
 
 
 def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> TrainingArguments:
@@ -165,7 +216,9 @@ def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> 
         optim=cfg.train.optim,
         logging_steps=cfg.train.logging_steps,
         logging_strategy="steps",
-        save_strategy="no",
+        save_strategy="steps",
+        save_steps=cfg.train.save_steps,
+        save_total_limit=None,  # resume.CheckpointMarker rotates, after a save is complete
         eval_strategy="no",
         report_to="none",
         remove_unused_columns=False,
@@ -183,15 +236,28 @@ def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> 
 
 @dataclass(frozen=True)
 class TrainOutcome:
-    """Where the student went and how training ended."""
+    """Where the student went and how training ended.
+
+    ``skipped``: the folder held this config's finished student and nothing ran (``student``
+    and ``trainer`` are None). ``resumed_from_step``: the checkpoint step training resumed at.
+    ``train_loss`` is the mean loss over every step of the run, resumed or not.
+    """
 
     output_dir: Path
     adapter_dir: Path
     global_step: int
     train_loss: float
     log_history: list[dict[str, Any]]
-    student: Student
-    trainer: ReadoutTrainer
+    student: Student | None
+    trainer: ReadoutTrainer | None
+    skipped: bool = False
+    resumed_from_step: int | None = None
+
+    @property
+    def is_main_process(self) -> bool:
+        if self.trainer is not None:
+            return bool(self.trainer.is_world_process_zero())
+        return int(os.environ.get("RANK", "0")) == 0
 
 
 def _save(
@@ -201,7 +267,9 @@ def _save(
     out: Path,
     tokenizer: Any = None,
 ) -> Path:
-    """Save the adapter (LoRA) or the whole model (``finetune: full``) and its serving block."""
+    """Write the student: the adapter (LoRA) or the whole model (``finetune: full``) and its
+    serving block; ``adapter/`` (``model/``) last, its presence marks the folder finished; then
+    delete the checkpoints."""
     full = cfg.finetune == "full"
     adapter = out / ("model" if full else "adapter")
     tmp = out / f".{adapter.name}.tmp"
@@ -209,8 +277,6 @@ def _save(
     trainer.accelerator.unwrap_model(trainer.model).save_pretrained(str(tmp))
     if full and tokenizer is not None:
         tokenizer.save_pretrained(str(tmp))
-    shutil.rmtree(adapter, ignore_errors=True)
-    tmp.rename(adapter)
     atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
     if full:
         block = {**cfg.student, "model_name": str(adapter), "revision": None}
@@ -225,6 +291,9 @@ def _save(
     )
     text = json.dumps(outcome, indent=1, default=str, ensure_ascii=False)
     atomic_write_text(out / "provenance.json", redact(text) + "\n")
+    shutil.rmtree(adapter, ignore_errors=True)
+    tmp.rename(adapter)
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
     return adapter
 
 
@@ -234,11 +303,31 @@ def train_student(
     argv: Sequence[str] | None = None,
     silver: SilverSet | None = None,
     student: Student | None = None,
+    restart: bool = False,
+    callbacks: Sequence[TrainerCallback] = (),
 ) -> TrainOutcome:
     """Train the student ``cfg`` describes; save adapter, config and provenance (main process).
 
     ``silver`` and ``student`` default to ``cfg.silver.path`` and a fresh :func:`load_student`.
+    A finished ``output_dir`` of the same config is left as it is; checkpoints of the same
+    config and data are resumed from; either of another config is refused unless ``restart``
+    (which discards them). ``callbacks`` are added to the Trainer's, after this module's.
     """
+    out = cfg.resolved_output_dir
+    if not restart:
+        prov = finished_provenance(out, cfg)
+        if prov is not None:
+            return TrainOutcome(
+                output_dir=out,
+                adapter_dir=out / "adapter",
+                global_step=int(prov.get("global_step", 0)),
+                train_loss=float(prov.get("train_loss", float("nan"))),
+                log_history=list(prov.get("log_history", [])),
+                student=None,
+                trainer=None,
+                skipped=True,
+            )
+        check_checkpoints(out, cfg, None)  # before anything is loaded
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     silver = silver if silver is not None else read_silver(cfg.silver.path)
@@ -249,6 +338,9 @@ def train_student(
             "test",
             load_split(cfg.splits.test),
         )
+    fingerprint = data_fingerprint(silver.queries, cfg)
+    if not restart:
+        check_checkpoints(out, cfg, fingerprint)
     opts = cfg.student_options
     if student is None:
         student = load_student(
@@ -272,22 +364,39 @@ def train_student(
         seed=cfg.seed,
         max_candidates=opts.chunk_size,
     )
-    out = cfg.resolved_output_dir
-    args = training_arguments(cfg, student, out / "trainer")
+    args = training_arguments(cfg, student, out / CHECKPOINTS)
+    from accelerate import PartialState
+
+    main = PartialState().is_main_process
+    if main:
+        prepare_checkpoints(out, cfg, fingerprint, restart)
+    PartialState().wait_for_everyone()
+    checkpoint = latest_checkpoint(out / CHECKPOINTS)
+    ckpt_state = checkpoint_state(checkpoint) if checkpoint is not None else {}
+    resumed_step = int(ckpt_state["global_step"]) if checkpoint is not None else None
     trainer = ReadoutTrainer(
         model=student.model,
         args=args,
         train_dataset=dataset,
         data_collator=ReadoutCollator(student.builder, student.pad_token_id),
-        callbacks=[_EpochViews(dataset)],
+        callbacks=[
+            _EpochViews(dataset),
+            CheckpointMarker(cfg.train.save_total_limit),
+            *([_Snapshots(out)] if cfg.train.keep_snapshots else []),
+            ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
+            *callbacks,
+        ],
         grade_token_ids=student.grade_token_ids,
         lambda_=cfg.lambda_,
         use_logits_to_keep=student.use_logits_to_keep,
         loss_options=cfg.loss,
         slot_weights=None if slot_weights is None else slot_weights.tolist(),
     )
+    trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
+    if main:
+        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
     log.info(
-        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d",
+        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
         cfg.id,
         cfg.variant,
         len(dataset),
@@ -296,11 +405,28 @@ def train_student(
         cfg.lambda_,
         student.describe()["dtype"],
         args.world_size,
+        f", resuming from {checkpoint}" if checkpoint else "",
     )
     t0 = time.perf_counter()
-    result = trainer.train()
+    if (
+        checkpoint is not None
+        and resumed_step is not None
+        and (resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
+    ):
+        # Training had ended in that checkpoint (the kill came during the final save); the
+        # Trainer would resume into one step too many when max_steps ends mid-epoch.
+        log.info(
+            "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
+        )
+        load_adapter_weights(student.model, checkpoint)
+        history = list(ckpt_state.get("log_history", []))
+        global_step = resumed_step
+    else:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        history = list(trainer.state.log_history)
+        global_step = int(trainer.state.global_step)
     seconds = time.perf_counter() - t0
-    history = list(trainer.state.log_history)
+    train_loss = run_loss(history)
     adapter = out / "adapter"
     if trainer.is_world_process_zero():
         silver_info = [
@@ -327,24 +453,27 @@ def train_student(
                 "student": student.describe(),
                 "silver": {"path": cfg.silver.path, "files": silver_info},
                 "training_queries": [q.key for q in silver.queries],
+                "training_data_sha256": fingerprint,
                 "world_size": args.world_size,
                 "gradient_checkpointing": args.gradient_checkpointing,
                 "autocast_bf16": args.bf16,
-                "global_step": result.global_step,
-                "train_loss": result.training_loss,
+                "global_step": global_step,
+                "train_loss": train_loss,
+                "resumed_from_step": resumed_step,
                 "seconds": seconds,
                 "log_history": history,
             },
         )
         adapter = _save(cfg, outcome, trainer, out, student.tokenizer)
-        log.info("saved the student to %s (%d steps, %.1f s)", out, result.global_step, seconds)
+        log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
     trainer.accelerator.wait_for_everyone()
     return TrainOutcome(
         output_dir=out,
         adapter_dir=adapter,
-        global_step=int(result.global_step),
-        train_loss=float(result.training_loss),
+        global_step=global_step,
+        train_loss=train_loss,
         log_history=history,
         student=student,
         trainer=trainer,
+        resumed_from_step=resumed_step,
     )

@@ -1,0 +1,333 @@
+"""Stopping and resuming a training run: checkpoints, their completeness, the run's identity.
+
+``<output_dir>/checkpoints/`` holds ``run.json`` (the config and a fingerprint of the training
+data the checkpoints are made from) and the transformers ``Trainer``'s ``checkpoint-<step>/``
+folders (adapter, optimizer, scheduler, RNG states, ``trainer_state.json``). The Trainer writes
+a checkpoint file by file into its final folder, so a kill mid-save leaves a partial folder
+under the name its ``get_last_checkpoint`` would pick. Here a checkpoint counts only once
+:class:`CheckpointMarker` has fsynced its files and written ``checkpoint_complete.json``
+(atomically, listing every file's size); partial folders are deleted before a resume, and the
+rotation to ``train.save_total_limit`` runs only after the new checkpoint is complete, so a kill
+never leaves fewer complete checkpoints than before.
+
+A *finished* ``output_dir`` has ``adapter/`` (written last, after ``resolved_config.yaml`` and
+``provenance.json``). Rerunning the same config on it does nothing; a different config is
+refused with the differing keys named, as are checkpoints of a different config or different
+training data. ``restart`` (``--restart``) discards both and trains from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from transformers import TrainerCallback
+
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.training.config import TrainingConfig, training_config_from_raw
+from presentation_dependence.training.progress import TRAIN_LOG
+from presentation_dependence.training.silver import SilverQuery
+
+__all__ = [
+    "CHECKPOINTS",
+    "CheckpointMarker",
+    "check_checkpoints",
+    "checkpoint_state",
+    "config_differences",
+    "data_fingerprint",
+    "discard",
+    "finished_config",
+    "finished_provenance",
+    "is_complete",
+    "latest_checkpoint",
+    "load_adapter_weights",
+    "mark_complete",
+    "prepare_checkpoints",
+    "prune",
+]
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+RUN_FILE = "run.json"
+MARKER = "checkpoint_complete.json"
+# Keys that change how a run is watched or stored, not the adapter it trains.
+OPERATIONAL_KEYS = (
+    "description",
+    "output_dir",
+    "train.logging_steps",
+    "train.save_steps",
+    "train.save_total_limit",
+    "train.keep_snapshots",
+    "train.num_threads",
+)
+_STEP = re.compile(r"^checkpoint-(\d+)$")
+_ABSENT = object()
+
+
+def data_fingerprint(queries: Sequence[SilverQuery], cfg: TrainingConfig) -> str:
+    """sha256 of what training reads from the silver queries, in order (texts, labels, order)."""
+    h = hashlib.sha256()
+    for q in queries:
+        item: dict[str, Any] = {
+            "key": q.key,
+            "query": q.query,
+            "candidates": [[c.docid, c.text] for c in q.candidates],
+            "labels": q.labels(cfg.teacher_orders).tolist(),
+        }
+        if cfg.view_orders == "teacher":
+            item["first_order"] = q.presentations[0].tolist()
+        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _short(value: Any) -> str:
+    text = "(absent)" if value is _ABSENT else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def config_differences(old: Mapping[str, Any], cfg: TrainingConfig) -> list[str]:
+    """``key: old -> new`` for every dotted key that differs between ``old`` (a plain config,
+    e.g. a ``resolved_config.yaml``) and ``cfg``; keys ``old`` lacks take their defaults and
+    :data:`OPERATIONAL_KEYS` are not compared."""
+    try:
+        old_plain = training_config_from_raw(dict(old), str(old.get("id") or cfg.id)).to_plain()
+    except (ConfigError, RegistryError, TypeError, ValueError):
+        old_plain = dict(old)  # a config this version cannot load: compare it as written
+    a, b = _flatten(old_plain), _flatten(cfg.to_plain())
+    diffs = []
+    for key in sorted(set(a) | set(b)):
+        if any(key == k or key.startswith(k + ".") for k in OPERATIONAL_KEYS):
+            continue
+        va, vb = a.get(key, _ABSENT), b.get(key, _ABSENT)
+        if va != vb:
+            diffs.append(f"{key}: {_short(va)} -> {_short(vb)}")
+    return diffs
+
+
+def _refusal(what: str, diffs: Sequence[str], fix: str) -> ConfigError:
+    shown = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
+    return ConfigError(f"{what}: {shown}. Fix: {fix}")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# --- finished folders -------------------------------------------------------------------------
+
+
+def finished_config(out: Path) -> dict[str, Any] | None:
+    """The resolved config of the finished student in ``out``; None when it is not finished."""
+    needed = [
+        out / "adapter" / "adapter_model.safetensors",
+        out / "adapter" / "adapter_config.json",
+        out / "provenance.json",
+        out / "resolved_config.yaml",
+    ]
+    if not all(p.is_file() for p in needed):
+        return None
+    try:
+        raw = yaml.safe_load((out / "resolved_config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def check_finished(out: Path, cfg: TrainingConfig) -> bool:
+    """True when ``out`` holds a student finished from ``cfg``; refuse one of another config."""
+    old = finished_config(out)
+    if old is None:
+        return False
+    diffs = config_differences(old, cfg)
+    if diffs:
+        raise _refusal(
+            f"{out} holds a student trained with another config (resolved_config.yaml)",
+            diffs,
+            "rerun with the config it was trained with, point output_dir elsewhere, or pass "
+            "--restart (train_student(restart=True)) to retrain it",
+        )
+    return True
+
+
+def finished_provenance(out: Path, cfg: TrainingConfig) -> dict[str, Any] | None:
+    """The provenance of the student finished from ``cfg`` in ``out`` (logged: nothing to
+    train), or None when ``out`` is unfinished; another config's student is refused."""
+    if not check_finished(out, cfg):
+        return None
+    prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)  # left by a kill after the save
+    log.info(
+        "%s already holds the student of this config: nothing to train (--restart, "
+        "train_student(restart=True), retrains it)",
+        out,
+    )
+    return dict(prov)
+
+
+def discard(out: Path) -> None:
+    """Remove a previous run's student, checkpoints and progress log (``--restart``).
+
+    The adapter goes first, so a kill midway never leaves a folder that looks finished."""
+    shutil.rmtree(out / "adapter", ignore_errors=True)
+    shutil.rmtree(out / ".adapter.tmp", ignore_errors=True)
+    for name in ("provenance.json", "reranker.yaml", "resolved_config.yaml", TRAIN_LOG):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+
+def _step(path: Path) -> int | None:
+    m = _STEP.match(path.name)
+    return int(m.group(1)) if m and path.is_dir() else None
+
+
+def is_complete(ckpt: Path) -> bool:
+    """A checkpoint folder whose marker is valid and whose files all have their marked sizes."""
+    marker = _read_json(ckpt / MARKER)
+    if not isinstance(marker, dict) or marker.get("global_step") != _step(ckpt):
+        return False
+    files = marker.get("files")
+    if not isinstance(files, dict) or "trainer_state.json" not in files:
+        return False
+    for name, size in files.items():
+        try:
+            if (ckpt / name).stat().st_size != size:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _entries(folder: Path) -> list[tuple[int, Path]]:
+    if not folder.is_dir():
+        return []
+    found = [(_step(p), p) for p in folder.iterdir()]
+    return sorted((s, p) for s, p in found if s is not None)
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    """The complete checkpoint of the highest step in ``folder``, or None."""
+    complete = [p for _, p in _entries(folder) if is_complete(p)]
+    return complete[-1] if complete else None
+
+
+def checkpoint_state(ckpt: Path) -> dict[str, Any]:
+    """The Trainer's ``trainer_state.json`` of a checkpoint."""
+    state = _read_json(ckpt / "trainer_state.json")
+    if not isinstance(state, dict):
+        raise ConfigError(f"{ckpt}/trainer_state.json is unreadable; delete {ckpt} and rerun")
+    return state
+
+
+def mark_complete(ckpt: Path, step: int) -> None:
+    """fsync every file of ``ckpt``, then write its marker atomically."""
+    files: dict[str, int] = {}
+    for f in sorted(ckpt.rglob("*")):
+        if f.is_file() and f.name != MARKER:
+            with f.open("rb") as fh:
+                os.fsync(fh.fileno())
+            files[f.relative_to(ckpt).as_posix()] = f.stat().st_size
+    atomic_write_text(ckpt / MARKER, json.dumps({"global_step": step, "files": files}) + "\n")
+
+
+def _remove(ckpt: Path) -> None:
+    (ckpt / MARKER).unlink(missing_ok=True)  # first: a half-deleted folder is never complete
+    shutil.rmtree(ckpt, ignore_errors=True)
+
+
+def prune(folder: Path, keep: int | None) -> None:
+    """Delete every partial checkpoint and all but the newest ``keep`` complete ones (None: keep
+    every complete one)."""
+    entries = _entries(folder)
+    complete = [p for _, p in entries if is_complete(p)]
+    for p in (p for _, p in entries if p not in complete):
+        log.info("deleting the partial checkpoint %s (a save that did not finish)", p)
+        _remove(p)
+    if keep is not None:
+        for p in complete[: max(len(complete) - keep, 0)]:
+            _remove(p)
+
+
+def check_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str | None) -> None:
+    """Refuse checkpoints in ``out`` made from another config or (``fingerprint``) other data."""
+    folder = out / CHECKPOINTS
+    if latest_checkpoint(folder) is None:
+        return  # nothing to lose: a new run starts over
+    run = _read_json(folder / RUN_FILE)
+    fix = (
+        "rerun with the config they were made with, point output_dir elsewhere, or pass "
+        "--restart (train_student(restart=True)) to discard them"
+    )
+    if not isinstance(run, dict) or not isinstance(run.get("config"), dict):
+        raise ConfigError(f"{folder} holds checkpoints without a readable {RUN_FILE}. Fix: {fix}")
+    diffs = config_differences(run["config"], cfg)
+    if diffs:
+        raise _refusal(f"{folder} holds checkpoints of another config", diffs, fix)
+    if fingerprint is not None and run.get("training_data") != fingerprint:
+        raise ConfigError(
+            f"{folder} holds checkpoints trained on other training data (the silver queries or "
+            f"labels read from {cfg.silver.path} changed since). Fix: restore that silver file, "
+            "or pass --restart to discard the checkpoints"
+        )
+
+
+def prepare_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str, restart: bool) -> None:
+    """Main process, before training: discard (``restart``), drop partial checkpoints, and
+    record the run's config and data in ``checkpoints/run.json``."""
+    if restart:
+        log.info("--restart: discarding the student and checkpoints in %s", out)
+        discard(out)
+    folder = out / CHECKPOINTS
+    prune(folder, keep=None)
+    run = {"config": cfg.to_plain(), "training_data": fingerprint}
+    atomic_write_text(folder / RUN_FILE, json.dumps(run, indent=1, default=str) + "\n")
+
+
+def load_adapter_weights(model: Any, ckpt: Path) -> None:
+    """Put the LoRA weights of checkpoint ``ckpt`` into the peft ``model``."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    set_peft_model_state_dict(model, load_file(str(ckpt / "adapter_model.safetensors")))
+
+
+class CheckpointMarker(TrainerCallback):
+    """After each Trainer save: wait for every process, mark the checkpoint complete, rotate."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if args.world_size > 1:
+            from accelerate import PartialState
+
+            PartialState().wait_for_everyone()  # every rank's RNG file is written
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir)
+            mark_complete(folder / f"checkpoint-{state.global_step}", state.global_step)
+            prune(folder, self.keep)

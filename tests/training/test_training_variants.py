@@ -1,0 +1,120 @@
+"""The content study's training options on the tiny model: DebiasFirst's weighted fit and
+balanced views, the cross-entropy and ListNet terms, full fine-tuning, adapter snapshots and the
+learning curve over them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("peft")
+
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.records import Query
+from presentation_dependence.training.config import training_config_from_raw
+from presentation_dependence.training.curve import checkpoint_adapters, learning_curve_points
+from presentation_dependence.training.trainer import train_student
+from tests.training.conftest import NOVELEVAL, grade_block
+
+
+def cfg_for(tiny_model: str, silver_file: Path, out: Path, **raw: Any):
+    base: dict[str, Any] = {
+        "variant": "single_order",
+        "views": 1,
+        "output_dir": str(out),
+        "student": grade_block(tiny_model),
+        "silver": {"path": str(silver_file), "num_orders": 3, "teacher": grade_block(tiny_model)},
+        "train": {"max_steps": 2, "learning_rate": 1e-2, "save_steps": 1},
+        "lora": {"r": 4, "alpha": 8},
+    }
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return training_config_from_raw(base, "variant-test")
+
+
+def _psi_folder(root: Path) -> Path:
+    (root / "psi").mkdir(parents=True)
+    slots = np.tile(np.arange(1, 9), 4)
+    np.savez(
+        root / "psi" / "grade_distributions.npz",
+        variant=np.array(["random_shuffle"] * slots.size),
+        slot=slots,
+        chunk=np.zeros(slots.size, dtype=int),
+        score=np.linspace(2.0, 1.0, 8)[slots - 1],
+    )
+    return root
+
+
+def test_debias_first_trains_with_inverse_propensity_weights(tiny_model, silver_file, tmp_path):
+    cfg = cfg_for(
+        tiny_model,
+        silver_file,
+        tmp_path / "s",
+        variant="debias_first",
+        views=2,
+        view_orders="balanced",
+        propensity={"psi_dir": str(_psi_folder(tmp_path / "psi-run"))},
+    )
+    out = train_student(cfg)
+    assert out.global_step == 2 and np.isfinite(out.train_loss)
+    prov = json.loads((out.output_dir / "provenance.json").read_text())
+    w = np.array(prov["slot_weights"])
+    assert w.shape == (8,) and w.mean() == pytest.approx(1.0)
+    assert np.all(np.diff(w) > 0)  # early slots inflate grades here, so they weigh less
+
+
+def test_ce_and_listnet_terms_train_and_are_logged(tiny_model, silver_file, tmp_path):
+    cfg = cfg_for(
+        tiny_model,
+        silver_file,
+        tmp_path / "s",
+        loss={"fit": "ce", "rank_weight": 0.5},
+        student=grade_block(tiny_model, template="interleaved_grade_v1"),
+    )
+    out = train_student(cfg)
+    logged = [h for h in out.log_history if "rank" in h]
+    assert logged and all(np.isfinite(h["rank"]) and h["rank"] > 0 for h in logged)
+
+
+def test_full_fine_tuning_saves_a_servable_model(tiny_model, silver_file, tmp_path):
+    cfg = cfg_for(tiny_model, silver_file, tmp_path / "s", finetune="full")
+    out = train_student(cfg)
+    model_dir = out.output_dir / "model"
+    assert (model_dir / "config.json").is_file() and out.adapter_dir == model_dir
+    block = {k: v for k, v in grade_block(str(model_dir)).items() if k != "reranker_class"}
+    res = GradeReranker(GradeRerankerOptions(**block)).rank(
+        Query("q", "fleas"), list(_candidates())
+    )
+    assert len(res.items) == 3 and all(np.isfinite(it.score) for it in res.items)
+
+
+def _candidates():
+    from presentation_dependence.records import Candidate
+
+    return [Candidate(f"d{i}", f"passage {i} about fleas", i + 1) for i in range(3)]
+
+
+def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
+    heldout = {"path": NOVELEVAL, "top_k": 4, "max_queries": 2}
+    cfg = cfg_for(
+        tiny_model,
+        silver_file,
+        tmp_path / "s",
+        train={"keep_snapshots": True},
+        splits={"heldout": [heldout]},
+    )
+    train_student(cfg)
+    steps = [s for s, _ in checkpoint_adapters(cfg.resolved_output_dir)]
+    assert steps == [1, 2]
+    points = learning_curve_points(cfg, num_presentations=2, max_queries=2)
+    assert [p["step"] for p in points] == [0, 1, 2]
+    assert all(0.0 <= p["tau_psi"] <= 1.0 and p["num_queries"] == 2 for p in points)
+    again = learning_curve_points(cfg, num_presentations=2, max_queries=2)  # from the cache
+    assert again == points
