@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("peft")
 
-from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.records import Query
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.config import training_config_from_raw
 from presentation_dependence.training.curve import checkpoint_adapters, learning_curve_points
 from presentation_dependence.training.trainer import train_student
