@@ -9,6 +9,7 @@ of the mean over the T orders, the teacher's τ-PSI and the label spread
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -33,8 +34,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("fixtures", nargs="+", help="fixture JSONL files holding the judgements")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", help="write the Markdown table here (else print it)")
+    p.add_argument("--doc", help="also rewrite the <!-- BLOCK:start/end --> block of this document")
+    p.add_argument("--block", default="silver-quality", help="the doc block's name")
     p.add_argument(
-        "--doc", help="also rewrite the <!-- silver-quality:start/end --> block of this document"
+        "--dl19",
+        action="append",
+        default=[],
+        metavar="LABEL=RUN_DIR",
+        help="add a test-set row: nDCG@10 of an evaluated run folder (its metrics.json)",
     )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
@@ -49,16 +56,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error("no silver query has judgements in %s", ", ".join(args.fixtures))
         return 2
     table = silver_quality_markdown(result, silver.num_orders)
+    if args.dl19:
+        rows = [
+            "",
+            "| DL19 (BM25 top-20, 43 queries) | nDCG@10 | MAP | queries |",
+            "|---|---|---|---|",
+        ]
+        for item in args.dl19:
+            label, _, folder = item.partition("=")
+            try:
+                m = json.loads((Path(folder) / "metrics.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                log.error("--dl19 %s: %s", item, err)
+                return 2
+            mean = m.get("mean", {})
+            rows.append(
+                f"| {label} | {mean.get('ndcg@10', float('nan')):.4f} | "
+                f"{mean.get('map', float('nan')):.4f} | {m.get('num_queries')} |"
+            )
+        table += "\n".join(rows) + "\n"
     if args.out:
         atomic_write_text(args.out, table)
         log.info("wrote %s", args.out)
     if args.doc:
         try:
-            splice_file(args.doc, "silver-quality", table)
+            splice_file(args.doc, args.block, table)
         except (OSError, PresdepError) as err:
             log.error("%s", err)
             return 2
-        log.info("wrote the silver-quality block of %s", args.doc)
+        log.info("wrote the %s block of %s", args.block, args.doc)
     if not args.out and not args.doc:
         sys.stdout.write(table)
     return 0

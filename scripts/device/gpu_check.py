@@ -1,0 +1,257 @@
+"""A prepared accelerator check (issue 14): readout forward and an OC-SFT step at a real model size.
+
+Self-contained on purpose (torch, transformers and peft only; no project import, no weights, no
+network): it builds a causal LM with *random* weights from an architecture config, so it runs
+on a lent GPU machine that has none of this project's files installed.
+
+    python scripts/device/gpu_check.py --out results.json                 # Qwen3-4B shape, bf16, cuda
+    python scripts/device/gpu_check.py --tiny --device cpu --out x.json   # seconds, for the tests
+
+It measures, in one process:
+
+* the device's bf16 (or the chosen dtype's) matmul rate: an N³ matmul timed after warm-up;
+* the expected-grade readout forward: B = 20 passages of ~60 tokens behind a 200-token
+  instruction (~1.4k tokens), logits kept at the 20 slot positions only; prompts/s, tokens/s,
+  achieved TFLOP/s (2 · non-embedding parameters · tokens / time) as a fraction of the matmul
+  rate, peak memory;
+* one OC-SFT training step (LoRA r = 8 on q/k/v/o, two views of the same prompt, squared error
+  plus the consistency term through the four-way grade softmax), tokens/s and peak memory;
+* batched vs one-at-a-time numerics: the same prompts (passages of varying length) left-padded
+  in one batch and run alone, max |ΔE[g]| over the slots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+QWEN3_4B: dict[str, Any] = {
+    "model_type": "qwen3",
+    "hidden_size": 2560,
+    "intermediate_size": 9728,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "max_position_embeddings": 40960,
+    "rope_theta": 1000000.0,
+    "tie_word_embeddings": True,
+}
+TINY: dict[str, Any] = {
+    "model_type": "qwen3",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 512,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": True,
+}
+GRADES = (15, 16, 17, 18)  # any four token ids stand in for the grade labels "0".."3"
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _peak_reset(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peak_gib(device: torch.device) -> float | None:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated() / 2**30
+    return None
+
+
+def matmul_rate(device: torch.device, dtype: torch.dtype, n: int, repeats: int) -> float:
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    for _ in range(2):
+        a @ b
+    _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    _sync(device)
+    return 2 * n**3 * repeats / (time.perf_counter() - t0)
+
+
+def build_model(spec: dict[str, Any], device: torch.device, dtype: torch.dtype) -> Any:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.for_model(**spec)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return model.to(device).eval()
+
+
+def make_prompt(
+    gen: torch.Generator, vocab: int, slots: int, passage: int, head: int
+) -> tuple[list[int], list[int]]:
+    """Token ids of one readout-shaped prompt and the positions whose logits are read."""
+    ids: list[int] = torch.randint(100, vocab, (head,), generator=gen).tolist()
+    readout = []
+    for _ in range(slots):
+        n = passage + int(torch.randint(-passage // 3, passage // 3 + 1, (1,), generator=gen))
+        ids += torch.randint(100, vocab, (max(1, n),), generator=gen).tolist()
+        readout.append(len(ids) - 1)  # the token before this slot's grade
+        ids.append(GRADES[1])  # the filler
+    return ids, readout
+
+
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def batch_of(prompts: list[tuple[list[int], list[int]]], device: torch.device) -> Batch:
+    width = max(len(p) for p, _ in prompts)
+    ids = torch.zeros((len(prompts), width), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    readout = []
+    for i, (p, r) in enumerate(prompts):
+        pad = width - len(p)
+        ids[i, pad:] = torch.tensor(p)
+        mask[i, pad:] = 1
+        readout.append([pad + x for x in r])
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), pos.to(device), torch.tensor(readout, device=device)
+
+
+def expected_grades(
+    model: Any, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor, readout: torch.Tensor
+) -> torch.Tensor:
+    keep = torch.unique(readout)
+    logits = model(
+        input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, use_cache=False
+    ).logits
+    col = torch.searchsorted(keep, readout)
+    grade_ids = torch.tensor(GRADES, device=ids.device)
+    g = logits.index_select(-1, grade_ids).gather(1, col.unsqueeze(-1).expand(-1, -1, 4))
+    p = torch.softmax(g.float(), dim=-1)
+    return p @ torch.arange(4.0, device=p.device)
+
+
+def non_embedding_params(model: Any) -> int:
+    emb = model.get_input_embeddings().weight.numel()
+    return sum(p.numel() for p in model.parameters()) - emb
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    device = torch.device(args.device)
+    dtype = getattr(torch, args.dtype)
+    spec = TINY if args.tiny else QWEN3_4B
+    out: dict[str, Any] = {
+        "device": torch.cuda.get_device_name(0)
+        if device.type == "cuda"
+        else f"cpu ({platform.machine()}, {torch.get_num_threads()} threads)",
+        "torch": torch.__version__,
+        "dtype": args.dtype,
+        "architecture": "tiny qwen3" if args.tiny else "Qwen3-4B (random weights)",
+    }
+    import transformers
+
+    out["transformers"] = transformers.__version__
+    out["matmul_flops"] = matmul_rate(device, dtype, args.matmul_n, args.matmul_repeats)
+    model = build_model(spec, device, dtype)
+    n_params = non_embedding_params(model)
+    out["non_embedding_parameters"] = n_params
+    gen = torch.Generator().manual_seed(0)
+    prompts = [
+        make_prompt(gen, int(spec["vocab_size"]), args.slots, args.passage_tokens, args.head_tokens)
+        for _ in range(args.prompts)
+    ]
+    tokens = sum(len(p) for p, _ in prompts)
+    # readout forward, one prompt a pass (no padding waste)
+    with torch.no_grad():
+        expected_grades(model, *batch_of(prompts[:1], device))  # warm-up
+        _sync(device)
+        _peak_reset(device)
+        t0 = time.perf_counter()
+        alone = [expected_grades(model, *batch_of([p], device))[0] for p in prompts]
+        _sync(device)
+        secs = time.perf_counter() - t0
+        batched = expected_grades(model, *batch_of(prompts, device))
+    achieved = 2 * n_params * tokens / secs
+    out["readout"] = {
+        "prompts": len(prompts),
+        "tokens_per_prompt": tokens / len(prompts),
+        "prompts_per_s": len(prompts) / secs,
+        "tokens_per_s": tokens / secs,
+        "achieved_flops": achieved,
+        "fraction_of_matmul": achieved / out["matmul_flops"],
+        "peak_gib": _peak_gib(device),
+    }
+    diff = max(float((a - b).abs().max()) for a, b in zip(alone, batched, strict=True))
+    out["batched_vs_alone_max_abs_diff"] = diff
+    # one OC-SFT step: LoRA, two views (here: the prompt and a copy with the passages rotated)
+    import peft
+
+    model.train()
+    lora = peft.get_peft_model(
+        model,
+        peft.LoraConfig(
+            r=8, lora_alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]
+        ),
+    )
+    opt = torch.optim.AdamW([p for p in lora.parameters() if p.requires_grad], lr=1e-4)
+    target = torch.rand(args.slots, device=device) * 3
+    step_times = []
+    _peak_reset(device)
+    for _ in range(args.steps + 1):
+        t0 = time.perf_counter()
+        views = [prompts[0], prompts[1 % len(prompts)]]
+        e = expected_grades(lora, *batch_of(views, device))
+        fit = ((e - target) ** 2).mean()
+        cons = ((e[0] - e[1]) ** 2).mean()
+        (fit + cons).backward()
+        opt.step()
+        opt.zero_grad()
+        _sync(device)
+        step_times.append(time.perf_counter() - t0)
+    step = sum(step_times[1:]) / len(step_times[1:])  # the first step warms up
+    step_tokens = len(prompts[0][0]) + len(prompts[1 % len(prompts)][0])
+    out["oc_sft_step"] = {
+        "seconds": step,
+        "tokens_per_s": step_tokens / step,
+        "peak_gib": _peak_gib(device),
+    }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    p.add_argument("--tiny", action="store_true", help="a tiny config (CPU tests)")
+    p.add_argument("--prompts", type=int, default=8, help="readout prompts timed")
+    p.add_argument("--slots", type=int, default=20, help="B: passages (grade slots) per prompt")
+    p.add_argument("--passage-tokens", type=int, default=60)
+    p.add_argument("--head-tokens", type=int, default=200, help="instruction + query tokens")
+    p.add_argument("--steps", type=int, default=3, help="OC-SFT steps timed (after one warm-up)")
+    p.add_argument("--matmul-n", type=int, default=8192)
+    p.add_argument("--matmul-repeats", type=int, default=10)
+    p.add_argument("--out", help="write the JSON here (else print it)")
+    args = p.parse_args(argv)
+    result = run(args)
+    text = json.dumps(result, indent=1)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
