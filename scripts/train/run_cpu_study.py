@@ -36,6 +36,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--lane", default="", help="run only the plan's steps of this lane")
     p.add_argument(
+        "--timings",
+        default="",
+        help="append one JSON line per finished step (name, lane, seconds, UTC end) to this file "
+        "(default with --plan: runs/<plan stem>/steps.jsonl); the study table's cost column",
+    )
+    p.add_argument(
         "--launcher",
         default="",
         help="prefix of the training commands, e.g. 'accelerate launch' (default: python)",
@@ -90,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif not target.exists():
             shutil.copytree(source, target)
             log.info("reusing %s as %s", source, target)
+    timings: Path | None = None
+    if args.timings:
+        timings = Path(args.timings)
+    elif args.plan:
+        timings = Path("runs") / Path(args.plan).stem / "steps.jsonl"
     t_start = time.perf_counter()
     for step in steps:
         argv_ = list(step.argv)
@@ -110,7 +121,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if rc != 0:
             log.error("step %s failed (exit %d): %s", step.name, rc, line)
             return rc
-        log.info("step %s done in %.0f s", step.name, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        log.info("step %s done in %.0f s", step.name, seconds)
+        if timings is not None:
+            timings.parent.mkdir(parents=True, exist_ok=True)
+            record = {
+                "step": step.name,
+                "lane": step.lane,
+                "seconds": round(seconds, 1),
+                "utc_end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            with timings.open("a", encoding="utf-8") as f:  # one short line: an atomic append
+                f.write(json.dumps(record) + "\n")
     if not args.dry_run:
         log.info(
             "study done in %.0f min: %s/table.md", (time.perf_counter() - t_start) / 60, args.root

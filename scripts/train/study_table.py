@@ -24,6 +24,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("dl19_dir", help="folder of the scorers' run folders")
     p.add_argument("--out", help="write the table here (else print it)")
+    p.add_argument("--timings", help="the study sequencer's steps.jsonl (wall time per step)")
     p.add_argument(
         "--doc",
         help="also rewrite the <!-- study-table:start/end --> block of this document "
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not found:
         logging.getLogger("study_table").error("no finished run folders under %s", root)
         return 2
-    table = study_table(found)
+    table = study_table(found, args.timings)
     if args.out:
         atomic_write_text(args.out, table)
         logging.getLogger("study_table").info("wrote %s", args.out)

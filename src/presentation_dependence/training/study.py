@@ -219,6 +219,7 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
         "tied_share": _mean(shuffled, "tied_share"),
         "null_tau_psi": _mean(null, "tau_psi"),
         "passes_per_presentation": cost.get("forward_passes_per_query"),
+        "tokens_per_presentation": cost.get("prompt_tokens_per_query"),
         "per_query": shuffled_block.get("per_query", {}),
     }
 
@@ -269,24 +270,42 @@ def paired_rows(
     return out
 
 
-def study_table(run_dirs: Sequence[str | Path]) -> str:
+def step_seconds(timings: str | Path | None) -> dict[str, float]:
+    """Seconds per step name from a study sequencer's ``steps.jsonl`` (the last line wins)."""
+    out: dict[str, float] = {}
+    if timings is None or not Path(timings).is_file():
+        return out
+    for line in Path(timings).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out[str(d["step"])] = float(d["seconds"])
+    return out
+
+
+def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = None) -> str:
     """The study's Markdown: one row per scorer run folder, then each scorer paired against the
     first (off-the-shelf) and the verdict on the issue's goal (τ-PSI halved, no loss of nDCG@10
     over the shuffles, no collapse of the score spread)."""
     rows = [study_row(d) for d in run_dirs]
+    seconds = step_seconds(timings)
     head = (
         "| scorer | queries | nDCG@10 (given order) | nDCG@10 over 10 shuffles [95% CI] | "
         "τ-PSI [95% CI] | ΔnDCG@10 | top-10 flip rate | score spread (mean within-query std) "
-        "| tied share | τ-PSI same-order null | forward passes per query (null variant) |"
+        "| tied share | τ-PSI same-order null | forward passes per query (null variant) "
+        "| prompt tokens per query (null variant) | wall s (PSI step) |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
+        wall = seconds.get(f"psi {r['scorer']}")
+        tok = r.get("tokens_per_presentation")
+        tokens = "—" if tok is None else f"{tok:.0f}"
         lines.append(
             f"| {r['scorer']} | {r['queries']} | {_fmt(r['ndcg10_given'])} | "
             f"{_fmt(_mean(r, 'ndcg_shuffled'), r['ndcg_shuffled'])} | "
             f"{_fmt(_mean(r, 'tau_psi'), r['tau_psi'])} | {_fmt(r['delta_ndcg'])} | "
             f"{_fmt(r['flip_topk'])} | {_fmt(r['score_spread'])} | {_fmt(r['tied_share'])} | "
-            f"{_fmt(r['null_tau_psi'])} | {_fmt(r['passes_per_presentation'])} |"
+            f"{_fmt(r['null_tau_psi'])} | {_fmt(r['passes_per_presentation'])} | "
+            f"{tokens} | {'—' if wall is None else f'{wall:.0f}'} |"
         )
     paired = paired_rows(rows)
     if paired:
