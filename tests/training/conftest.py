@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 
 from presentation_dependence.config.data_config import DataConfig
-from presentation_dependence.training.config import SilverConfig
+from presentation_dependence.training.config import (
+    SilverConfig,
+    TrainingConfig,
+    training_config_from_raw,
+)
 from presentation_dependence.training.silver import SilverSet, generate_silver, read_silver
 
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
@@ -62,3 +66,30 @@ def silver_file(tiny_model: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
 @pytest.fixture(scope="session")
 def silver(silver_file: Path) -> SilverSet:
     return read_silver(silver_file)
+
+
+def student_raw(tiny_model: str, silver_file: Path, out: Path, **raw: Any) -> dict[str, Any]:
+    """A raw OC-SFT training config on the tiny model and the small silver file; ``raw`` keys
+    replace the defaults, dict values are merged into the default block of the same name."""
+    base: dict[str, Any] = {
+        "variant": "oc_sft",
+        "views": 2,
+        "lambda_": 1.0,
+        "output_dir": str(out),
+        "student": grade_block(tiny_model),
+        "silver": {"path": str(silver_file), "num_orders": 3, "teacher": grade_block(tiny_model)},
+        "train": {"max_steps": 2, "learning_rate": 1e-2},
+        "lora": {"r": 4, "alpha": 8},
+    }
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return base
+
+
+def student_cfg(tiny_model: str, silver_file: Path, out: Path, **raw: Any) -> TrainingConfig:
+    return training_config_from_raw(
+        student_raw(tiny_model, silver_file, out, **raw), "test-student"
+    )

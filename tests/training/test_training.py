@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -35,35 +34,18 @@ from presentation_dependence.training.collate import ReadoutCollator, TrainExamp
 from presentation_dependence.training.config import (
     LoraOptions,
     load_training_config,
-    training_config_from_raw,
 )
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import load_student, student_scores
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.splits import SplitOverlapError
 from presentation_dependence.training.trainer import train_student
-from tests.training.conftest import grade_block, noveleval_block
+from tests.training.conftest import grade_block, noveleval_block, student_cfg
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "self-distill"
 
 
-def make_cfg(tiny_model: str, silver_file: Path, out: Path, **raw: Any):
-    base: dict[str, Any] = {
-        "variant": "oc_sft",
-        "views": 2,
-        "lambda_": 1.0,
-        "output_dir": str(out),
-        "student": grade_block(tiny_model),
-        "silver": {"path": str(silver_file), "num_orders": 3, "teacher": grade_block(tiny_model)},
-        "train": {"max_steps": 2, "learning_rate": 1e-2},
-        "lora": {"r": 4, "alpha": 8},
-    }
-    for key, value in raw.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            base[key] = {**base[key], **value}
-        else:
-            base[key] = value
-    return training_config_from_raw(base, "test-student")
+make_cfg = student_cfg
 
 
 def example(q, views) -> TrainExample:

@@ -15,28 +15,16 @@ pytest.importorskip("peft")
 
 from presentation_dependence.records import Query
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
-from presentation_dependence.training.config import training_config_from_raw
 from presentation_dependence.training.curve import checkpoint_adapters, learning_curve_points
 from presentation_dependence.training.trainer import train_student
-from tests.training.conftest import NOVELEVAL, grade_block
+from tests.training.conftest import NOVELEVAL, grade_block, student_cfg
 
 
 def cfg_for(tiny_model: str, silver_file: Path, out: Path, **raw: Any):
-    base: dict[str, Any] = {
-        "variant": "single_order",
-        "views": 1,
-        "output_dir": str(out),
-        "student": grade_block(tiny_model),
-        "silver": {"path": str(silver_file), "num_orders": 3, "teacher": grade_block(tiny_model)},
-        "train": {"max_steps": 2, "learning_rate": 1e-2, "save_steps": 1},
-        "lora": {"r": 4, "alpha": 8},
-    }
-    for key, value in raw.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            base[key] = {**base[key], **value}
-        else:
-            base[key] = value
-    return training_config_from_raw(base, "variant-test")
+    """A single-order student (1 view, no λ) checkpointing every step, unless ``raw`` says."""
+    base = {"variant": "single_order", "views": 1, "lambda_": 0.0}
+    train = {"save_steps": 1, **raw.pop("train", {})}
+    return student_cfg(tiny_model, silver_file, out, **{**base, **raw, "train": train})
 
 
 def _psi_folder(root: Path) -> Path:

@@ -41,10 +41,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# The user turn of template ``pathc_grade_v1``. Placeholders: {g0}..{g3} (the grade labels),
-# {query}, {passages} (the passage lines) and {num} (the number of passages). docs/SCORING.md
-# quotes this text verbatim (tests/readout/test_prompt.py checks it).
-PATHC_GRADE_V1_INSTRUCTION = """\
+# The grading scale and the query, the head of every template's user turn.
+GRADE_SCALE = """\
 You are a search quality rater. Grade how relevant each passage is to the query, on this scale:
 {g3} = perfectly relevant: the passage is dedicated to the query and contains the exact answer.
 {g2} = highly relevant: the passage answers the query, but the answer may be unclear or hidden among other information.
@@ -52,25 +50,27 @@ You are a search quality rater. Grade how relevant each passage is to the query,
 {g0} = irrelevant: the passage has nothing to do with the query.
 
 Query: {query}
-
+"""
+# The user turn of template ``pathc_grade_v1``. Placeholders: {g0}..{g3} (the grade labels),
+# {query}, {passages} (the passage lines) and {num} (the number of passages). docs/SCORING.md
+# quotes this text verbatim (tests/readout/test_prompt.py checks it).
+PATHC_GRADE_V1_INSTRUCTION = (
+    GRADE_SCALE
+    + """
 Passages:
 {passages}
 
 Grade each of the {num} passages on its own, in the order given. Answer with exactly one line per passage, in the form "[i] grade:g", where i is the passage number and g is its grade."""
+)
 
 # The user turn of template ``interleaved_grade_v1``: the passages are not in the user turn;
 # the answer skeleton writes each passage and then its grade slot, so the slot of passage i
 # comes right after passage i's text (docs/SCORING.md section 5).
-INTERLEAVED_GRADE_V1_INSTRUCTION = """\
-You are a search quality rater. Grade how relevant each passage is to the query, on this scale:
-{g3} = perfectly relevant: the passage is dedicated to the query and contains the exact answer.
-{g2} = highly relevant: the passage answers the query, but the answer may be unclear or hidden among other information.
-{g1} = related: the passage is on the topic of the query but does not answer it.
-{g0} = irrelevant: the passage has nothing to do with the query.
-
-Query: {query}
-
+INTERLEAVED_GRADE_V1_INSTRUCTION = (
+    GRADE_SCALE
+    + """
 There are {num} passages. Write each passage on its own line, in the form "[i] passage grade:g", where i is the passage number and g is the grade of that passage alone."""
+)
 
 
 class GradeLabelTokenizationError(ConfigError):
