@@ -13,9 +13,18 @@ from presentation_dependence.errors import InputFormatError
 __all__ = ["iter_lines", "parse_float", "parse_int", "parse_json_line", "read_text"]
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def read_text(path: Path) -> str:
-    """The whole file as UTF-8 text; a decoding error names the line it happened on."""
+    """The whole file as UTF-8 text; a decoding error names the line it happened on.
+
+    A leading UTF-8 byte-order mark (as Windows editors write) is dropped: it is not part of
+    the first line's data (left in, it would glue itself to the first query id).
+    """
     data = path.read_bytes()
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

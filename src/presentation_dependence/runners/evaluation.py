@@ -37,6 +37,16 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]
     )
     raw = evaluator.evaluate(run.to_dict())
     judged = [q for q in run.qids() if q in raw]
+    in_run = set(run.qids())
+    not_in_run = [q for q in qrels.judgements if q not in in_run]
+    if not_in_run:
+        log.warning(
+            "%d of %d judged queries are not in the run and are not evaluated (as trec_eval), "
+            "e.g. %s",
+            len(not_in_run),
+            len(qrels.judgements),
+            ", ".join(repr(q) for q in not_in_run[:3]),
+        )
     per_query = {q: {n: float(raw[q][t]) for n, t in names.items()} for q in judged}
     mean = {
         n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
@@ -49,6 +59,7 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]
         "mean": mean,
         "per_query": per_query,
         "unjudged_queries": [q for q in run.qids() if q not in raw],
+        "judged_queries_not_in_run": len(not_in_run),
     }
 
 
