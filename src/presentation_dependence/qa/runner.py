@@ -44,6 +44,7 @@ from presentation_dependence.rerankers import Reranker
 from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners.experiment import shard_requests
 from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.secrets import redact_obj
 
 __all__ = ["QA_DIR", "QARunner"]
 
@@ -153,7 +154,7 @@ class QARunner:
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
         path = self.dir / "reader.json"
-        plain = to_plain(self.reader_cfg)
+        plain = redact_obj(to_plain(self.reader_cfg))
         if path.exists():
             old = json.loads(path.read_text(encoding="utf-8"))
             if old != plain:
@@ -162,14 +163,14 @@ class QARunner:
                     "Use a new --run-dir"
                 )
             return
-        self.folder.write_json(path.relative_to(self.folder.path), plain)
+        self.folder.write_redacted_json(path.relative_to(self.folder.path), plain)
 
     def _frozen_reader(self) -> dict[str, Any]:
         path = self.dir / "reader.json"
         if path.exists():
             frozen: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             return frozen
-        return dict(to_plain(self.reader_cfg))
+        return dict(redact_obj(to_plain(self.reader_cfg)))
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_records: bool = False) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.io.trec import write_qrels, write_run
+from presentation_dependence.io.trec import format_qrels, format_run
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker, build_reranker
@@ -101,7 +101,7 @@ class ExperimentManager:
             and dataset.qrels.judgements
             and not folder.qrels_file.exists()
         ):
-            write_qrels(dataset.qrels, folder.qrels_file)
+            folder.write_text(folder.qrels_file.name, format_qrels(dataset.qrels))
         mine = shard_requests(dataset.requests, self.shard)
         finished = folder.finished_qids()
         todo = [r for r in mine if r.query.qid not in finished]
@@ -184,6 +184,6 @@ class ExperimentManager:
             for r in dataset.requests
         ]
         run = Run.from_results(results, name=self.cfg.id)
-        write_run(run, folder.run_file)
+        folder.write_text(folder.run_file.name, format_run(run))
         log.info("wrote %s (%d queries)", folder.run_file, len(results))
         return True

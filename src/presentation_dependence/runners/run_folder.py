@@ -28,7 +28,7 @@ import yaml
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.secrets import RedactingFilter, redact
+from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
 __all__ = ["RunFolder", "default_run_dir"]
 
@@ -65,7 +65,12 @@ def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
 
 
 class RunFolder:
-    """Paths and atomic, redacted writes inside one run folder."""
+    """Paths and atomic writes inside one run folder.
+
+    Results (:meth:`write_text`, :meth:`write_json`) are written as they are, never redacted; a
+    secret in one (or in its file name) is refused. What describes the run (the frozen config,
+    provenance, ``run.log``) is redacted (:mod:`presentation_dependence.secrets`).
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -102,13 +107,29 @@ class RunFolder:
 
     # --- writes --------------------------------------------------------------------------------
     def write_text(self, rel: str | Path, text: str) -> Path:
-        """Atomically write ``text`` (secrets redacted) to ``rel`` inside the folder."""
+        """Atomically write the result ``text`` to ``rel`` inside the folder, unchanged.
+
+        A secret in ``text`` or in the file name raises
+        :class:`~presentation_dependence.secrets.SecretInOutputError` before anything is written.
+        """
+        target = self.path / rel
+        refuse_secret(str(rel), f"a file name in {self.path}")
+        refuse_secret(text, str(target))
+        atomic_write_text(target, text)
+        return target
+
+    def write_json(self, rel: str | Path, obj: Any) -> Path:
+        """Write a result object as JSON (see :meth:`write_text`)."""
+        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+
+    def write_redacted_text(self, rel: str | Path, text: str) -> Path:
+        """Atomically write a text that describes the run (config, provenance), redacted."""
         target = self.path / rel
         atomic_write_text(target, redact(text))
         return target
 
-    def write_json(self, rel: str | Path, obj: Any) -> Path:
-        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+    def write_redacted_json(self, rel: str | Path, obj: Any) -> Path:
+        return self.write_redacted_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
 
     def read_json(self, rel: str | Path) -> Any:
         return json.loads((self.path / rel).read_text(encoding="utf-8"))
@@ -129,7 +150,7 @@ class RunFolder:
                     f"cannot be reused. Use a new --run-dir, or rerun with the same config.\n{diff}"
                 )
             return
-        self.write_text(RESOLVED_CONFIG, text)
+        self.write_redacted_text(RESOLVED_CONFIG, text)
 
     def load_config_yaml(self) -> str:
         if not self.resolved_config.exists():
@@ -144,15 +165,14 @@ class RunFolder:
         p = self.path / PROVENANCE
         data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
         data["invocations"].append(dict(record))
-        self.write_json(PROVENANCE, data)
+        self.write_redacted_json(PROVENANCE, data)
 
     @contextlib.contextmanager
     def logging_to_file(self) -> Iterator[None]:
         """Within the block, this package's log records also go to ``run.log`` (redacted)."""
         self.path.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(self.path / LOG_FILE, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler.addFilter(RedactingFilter())
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger = logging.getLogger("presentation_dependence")
         logger.addHandler(handler)
         try:
