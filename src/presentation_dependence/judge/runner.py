@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.base import Judge, build_judge
 from presentation_dependence.judge.compare import compare_runs
@@ -48,7 +49,7 @@ from presentation_dependence.judge.report import (
 )
 from presentation_dependence.judge.scoring import summarise_records
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.secrets import redact
+from presentation_dependence.secrets import redact, redact_obj
 
 __all__ = [
     "default_out_dir",
@@ -76,7 +77,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
-    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    atomic_write_text(out / "resolved_config.yaml", redact(cfg.to_yaml()))
     prov = collect_provenance(
         argv=argv,
         seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
@@ -208,6 +209,11 @@ def run_gate_task(
     cfg: JudgeTaskConfig, verdict_path: Path | None = None, argv: Sequence[str] | None = None
 ) -> GateVerdict:
     """Judge the config's cases k times and decide; writes the JSON verdict."""
+    if verdict_path is not None and verdict_path.is_dir():
+        raise PresdepError(
+            f"--verdict {verdict_path} is a folder; give a file path, e.g. "
+            f"{verdict_path / 'gate_verdict.json'}"
+        )
     _, cases = judge_requests(cfg)
     judge = _judge(cfg)
     verdict = run_gate(judge, cases, cfg.gate)
@@ -216,8 +222,8 @@ def run_gate_task(
         path,
         {
             **verdict.to_dict(),
-            "config": cfg.to_plain(),
-            "command": list(argv) if argv is not None else None,
+            "config": redact_obj(cfg.to_plain()),
+            "command": redact_obj(list(argv)) if argv is not None else None,
             "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )
@@ -235,7 +241,7 @@ def run_rank_task(
     out = out or default_out_dir(cfg)
     items = load_response_set(cfg.data)
     reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
-    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    atomic_write_text(out / "resolved_config.yaml", redact(cfg.to_yaml()))
     per_item, summary = rank_responses(
         items,
         reranker,
