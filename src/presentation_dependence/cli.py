@@ -1,6 +1,6 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
-presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
+presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n] [--recompute-changed]
 presdep eval --run-dir DIR [--qrels PATH]
 presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
 presdep configs [--root configs/experiments]
@@ -69,6 +69,12 @@ def setup_logging(verbose: bool = False) -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
+_RECOMPUTE_HELP = (
+    "recompute finished queries whose input (query/passage texts, judgements) changed since "
+    "they were written, instead of refusing the run folder"
+)
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="presdep", description=__doc__.split("\n")[0])
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -90,6 +96,7 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--run-dir", help="run folder (default runs/<ID>/<timestamp>/); reuse to resume")
     r.add_argument("--shard", help="k/n: rank only queries i with i %% n == k (0-based)")
     r.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
+    r.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     ps = sub.add_parser("psi", help="re-score under M presentations -> psi/psi_metrics.json")
     ps.add_argument("config", help="configs/experiments/<ID>.yaml (its robustness block)")
@@ -101,6 +108,7 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute the metrics from psi/grade_distributions.npz (no model call)",
     )
+    ps.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     qa = sub.add_parser("qa", help="QA with a frozen reader -> qa/qa_metrics.json")
     qa.add_argument("config", help="configs/experiments/<ID>.yaml (its qa and robustness blocks)")
@@ -112,6 +120,7 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute the metrics from qa/qa_records.jsonl (no model call)",
     )
+    qa.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     e = sub.add_parser("eval", help="pytrec_eval over a run folder -> metrics.json")
     e.add_argument("--run-dir", required=True)
@@ -151,7 +160,13 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import EvalManager, ExperimentManager, parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    mgr = ExperimentManager(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    mgr = ExperimentManager(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     summary = mgr.run()
     log.info(
         "%s: %d computed, %d reused, run %s",
@@ -171,7 +186,13 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    runner = PSIRunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    runner = PSIRunner(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     metrics = runner.run(from_scores=args.from_scores)
     if metrics is not None:
         for var, block in metrics["variants"].items():
@@ -195,7 +216,13 @@ def _cmd_qa(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    runner = QARunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    runner = QARunner(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     metrics = runner.run(from_records=args.from_records)
     if metrics is not None:
         for var, block in metrics["variants"].items():

@@ -43,6 +43,11 @@ from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker
 from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners.experiment import shard_requests
+from presentation_dependence.runners.fingerprint import (
+    FINGERPRINT_KEY,
+    request_fingerprint,
+    reuse_problem,
+)
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.secrets import redact_obj
 
@@ -62,8 +67,10 @@ class QARunner:
         argv: Sequence[str] | None = None,
         reranker: Reranker | None = None,
         reader: Reader | None = None,
+        recompute_changed: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.recompute_changed = recompute_changed
         self.qa = cfg.qa
         self.reader_cfg = load_reader_config(cfg.qa.reader)
         self.folder = RunFolder(run_dir)
@@ -142,14 +149,20 @@ class QARunner:
             "seconds": round(time.perf_counter() - t0, 3),
         }
 
-    def _check_reused(self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray) -> None:
+    def _reuse_problem(
+        self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray
+    ) -> str | None:
+        """Why a stored question record cannot be reused for ``req`` (None: it can)."""
+        problem = reuse_problem(
+            req, list(rec["docids"]), rec.get(FINGERPRINT_KEY), query_text=rec.get("question")
+        )
+        if problem is not None:
+            return problem
         drawn = {k: v.tolist() for k, v in self.psi.presentations(req, grades).items()}
         stored = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
-        if rec["docids"] != [c.docid for c in req.candidates] or drawn != stored:
-            raise PresdepError(
-                f"{self._question_path(req.query.qid)} was drawn from other data or another "
-                "robustness block than this config gives; use a new --run-dir"
-            )
+        if drawn != stored or rec.get("grades", grades.tolist()) != grades.tolist():
+            return "the presentations or judgements differ (another robustness block?)"
+        return None
 
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
@@ -200,15 +213,26 @@ class QARunner:
             for r in dataset.requests
         }
         mine = shard_requests(dataset.requests, self.shard)
-        todo = []
+        todo, changed = [], {}
         for r in mine:
             path = self._question_path(r.query.qid)
             if path.exists():
-                self._check_reused(
-                    json.loads(path.read_text(encoding="utf-8")), r, grades[r.query.qid]
-                )
-            else:
-                todo.append(r)
+                rec = json.loads(path.read_text(encoding="utf-8"))
+                problem = self._reuse_problem(rec, r, grades[r.query.qid])
+                if problem is None:
+                    continue
+                changed[r.query.qid] = problem
+            todo.append(r)
+        if changed and not self.recompute_changed:
+            listed = "; ".join(f"question {q!r}: {why}" for q, why in list(changed.items())[:5])
+            raise PresdepError(
+                f"{len(changed)} finished questions in {self.dir / 'per_question'} were computed "
+                f"from other input than this config and data give ({listed}). Fix: rerun with "
+                "--recompute-changed to recompute exactly those, or use a new --run-dir"
+            )
+        if changed:
+            for stale in (records_path, self.dir / "qa_metrics.json"):
+                stale.unlink(missing_ok=True)
         self.folder.append_provenance(
             collect_provenance(
                 argv=self.argv,
@@ -226,6 +250,7 @@ class QARunner:
             qid = req.query.qid
             ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
             rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
+            rec[FINGERPRINT_KEY] = request_fingerprint(req)
             self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
             log.debug("question %s: %.1f s", qid, rec["seconds"])
         stats = getattr(self.reader, "stats", None) if todo else None

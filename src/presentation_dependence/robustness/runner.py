@@ -38,11 +38,13 @@ from presentation_dependence.robustness.store import (
     QueryScores,
     VariantScores,
     load_columnar,
+    read_fingerprint,
     read_query,
     write_columnar,
     write_query,
 )
 from presentation_dependence.runners.experiment import shard_requests
+from presentation_dependence.runners.fingerprint import request_fingerprint, reuse_problem
 from presentation_dependence.runners.run_folder import RunFolder
 
 __all__ = ["PSIRunner"]
@@ -60,8 +62,10 @@ class PSIRunner:
         shard: tuple[int, int] | None = None,
         argv: Sequence[str] | None = None,
         reranker: Reranker | None = None,
+        recompute_changed: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.recompute_changed = recompute_changed
         self.rob = cfg.robustness
         self.seed = self.rob.seed if self.rob.seed is not None else cfg.seed
         self.folder = RunFolder(run_dir)
@@ -109,13 +113,48 @@ class PSIRunner:
         }
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
-        if path.exists() and path.read_text(encoding="utf-8") != text:
+        same = path.exists() and path.read_text(encoding="utf-8") == text
+        if path.exists() and not same and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
-                "robustness block changed. Use a new --run-dir."
+                "robustness block changed. Fix: rerun with --recompute-changed to recompute the "
+                "changed queries, or use a new --run-dir."
             )
-        if not path.exists():
+        if not same:
             self.folder.write_text(path.relative_to(self.folder.path), text)
+
+    def _changed(
+        self, requests: Sequence[RerankRequest], grades: dict[str, np.ndarray]
+    ) -> dict[str, str]:
+        """``{qid: what differs}`` for stored queries whose input or presentations differ."""
+        changed: dict[str, str] = {}
+        for req in requests:
+            path = self._query_path(req.query.qid)
+            if not path.exists():
+                continue
+            fp, stored = read_fingerprint(path)
+            problem = reuse_problem(req, [str(d) for d in stored["docids"]], fp)
+            if problem is None and not np.array_equal(stored["grades"], grades[req.query.qid]):
+                problem = "the judgements differ"
+            if problem is None:
+                drawn = self.presentations(req, grades[req.query.qid])
+                if any(
+                    f"{k}:perms" not in stored or not np.array_equal(stored[f"{k}:perms"], v)
+                    for k, v in drawn.items()
+                ):
+                    problem = "the presentations differ"
+            if problem is not None:
+                changed[req.query.qid] = problem
+        if changed and not self.recompute_changed:
+            listed = "; ".join(f"query {q!r}: {why}" for q, why in list(changed.items())[:5])
+            raise PresdepError(
+                f"{len(changed)} finished queries in {self.psi / 'per_query'} were computed from "
+                f"other input than this config and data give ({listed}). Fix: rerun with "
+                "--recompute-changed to recompute exactly those queries, or use a new --run-dir"
+            )
+        for qid, why in changed.items():
+            log.warning("query %r changed (%s): recomputing it", qid, why)
+        return changed
 
     # -- scoring ---------------------------------------------------------------------------
     def _score_query(self, req: RerankRequest, grades: np.ndarray) -> QueryScores:
@@ -186,7 +225,13 @@ class PSIRunner:
         }
         self._record_presentations(dataset, grades)
         mine = shard_requests(dataset.requests, self.shard)
-        todo = [r for r in mine if not self._query_path(r.query.qid).exists()]
+        changed = self._changed(mine, grades)
+        todo = [
+            r for r in mine if r.query.qid in changed or not self._query_path(r.query.qid).exists()
+        ]
+        if changed:
+            for stale in (columnar, self.psi / "psi_metrics.json"):
+                stale.unlink(missing_ok=True)
         folder.append_provenance(
             collect_provenance(
                 argv=self.argv,
@@ -201,7 +246,9 @@ class PSIRunner:
         )
         for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
             write_query(
-                self._query_path(req.query.qid), self._score_query(req, grades[req.query.qid])
+                self._query_path(req.query.qid),
+                self._score_query(req, grades[req.query.qid]),
+                fingerprint=request_fingerprint(req),
             )
         missing = [
             r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()

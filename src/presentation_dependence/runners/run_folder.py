@@ -64,6 +64,24 @@ def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
         return False
 
 
+_PATHS_HEADER = "# What the data path alternatives resolved to when this folder was made:"
+
+
+def _paths_comment(paths: Mapping[str, str]) -> str:
+    if not paths:
+        return ""
+    return "".join([f"{_PATHS_HEADER}\n", *(f"# data.{k} -> {v}\n" for k, v in paths.items())])
+
+
+def _parse_paths_comment(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("# data.") and " -> " in line:
+            key, path = line[len("# data.") :].split(" -> ", 1)
+            out[key] = path
+    return out
+
+
 class RunFolder:
     """Paths and atomic writes inside one run folder.
 
@@ -134,9 +152,16 @@ class RunFolder:
     def read_json(self, rel: str | Path) -> Any:
         return json.loads((self.path / rel).read_text(encoding="utf-8"))
 
-    def freeze_config(self, cfg: ExperimentConfig) -> None:
-        """Write ``resolved_config.yaml``; refuse a folder made with a different config."""
-        text = redact(cfg.to_yaml())
+    def freeze_config(
+        self, cfg: ExperimentConfig, *, resolved_paths: Mapping[str, str] | None = None
+    ) -> None:
+        """Write ``resolved_config.yaml``; refuse a folder made with a different config.
+
+        ``resolved_paths`` (``{data field: path}``, what path alternatives resolved to) is
+        recorded as comment lines; when a later run resolves a field elsewhere, a warning says
+        so (the per-query content fingerprints decide what can still be reused).
+        """
+        text = redact(cfg.to_yaml()) + _paths_comment(resolved_paths or {})
         if self.resolved_config.exists():
             old = self.resolved_config.read_text(encoding="utf-8")
             if old != text and not _same_config(old, cfg):
@@ -149,6 +174,15 @@ class RunFolder:
                     f"{self.resolved_config} was written by a different config, so its results "
                     f"cannot be reused. Use a new --run-dir, or rerun with the same config.\n{diff}"
                 )
+            before = _parse_paths_comment(old)
+            for key, path in (resolved_paths or {}).items():
+                if key in before and before[key] != redact(path):
+                    log.warning(
+                        "data.%s now resolves to %s; this folder was made from %s",
+                        key,
+                        path,
+                        before[key],
+                    )
             return
         self.write_redacted_text(RESOLVED_CONFIG, text)
 
