@@ -21,7 +21,7 @@ from collections.abc import Container, Iterable
 from pathlib import Path
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_float, parse_int
+from presentation_dependence.io._lines import check_id, iter_lines, parse_float, parse_int
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Qrels, Run, RunEntry, Topics
 
@@ -252,6 +252,7 @@ def read_topics(path: str | Path) -> Topics:
                 f"qid {qid!r}, text {text!r}",
                 TOPICS_FIX,
             )
+        check_id(path, lineno, qid, "query id (before the tab)")
         if qid in queries:
             raise InputFormatError(
                 path, lineno, "each query id once", f"query {qid!r} again", "remove the duplicate"

@@ -24,7 +24,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -46,9 +45,10 @@ from presentation_dependence.runners.experiment import shard_requests
 from presentation_dependence.runners.fingerprint import (
     FINGERPRINT_KEY,
     request_fingerprint,
+    resolved_data_paths,
     reuse_problem,
 )
-from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 from presentation_dependence.secrets import redact_obj
 
 __all__ = ["QA_DIR", "QARunner"]
@@ -87,7 +87,7 @@ class QARunner:
         return self._reader
 
     def _question_path(self, qid: str) -> Path:
-        return self.dir / "per_question" / f"{quote(qid, safe='')}.json"
+        return self.dir / "per_question" / f"{safe_file_stem(qid)}.json"
 
     # -- one question ----------------------------------------------------------------------
     def _retain(self, scores: np.ndarray) -> list[int]:
@@ -170,12 +170,14 @@ class QARunner:
         plain = redact_obj(to_plain(self.reader_cfg))
         if path.exists():
             old = json.loads(path.read_text(encoding="utf-8"))
-            if old != plain:
+            if old == plain:
+                return
+            if self.folder.has_results():
                 raise ConfigError(
                     f"{path} was written with another reader config ({old}); now {plain}. "
                     "Use a new --run-dir"
                 )
-            return
+            log.warning("%s holds no answers yet: replacing its reader config", self.dir)
         self.folder.write_redacted_json(path.relative_to(self.folder.path), plain)
 
     def _frozen_reader(self) -> dict[str, Any]:
@@ -192,11 +194,13 @@ class QARunner:
             return self._run(from_records)
 
     def _run(self, from_records: bool) -> dict[str, Any] | None:
-        self.folder.freeze_config(self.cfg)
         records_path = self.dir / "qa_records.jsonl"
+        # Inputs are checked (and the data loaded) before the config is frozen, so a failed
+        # start leaves no config behind (issue 16, defect 4).
         if from_records:
             if not records_path.exists():
                 raise PresdepError(f"--from-records needs {records_path}; run 'presdep qa' first")
+            self.folder.freeze_config(self.cfg)  # the records must come from this config
             lines = records_path.read_text(encoding="utf-8").splitlines()
             return self._analyse([json.loads(line) for line in lines if line.strip()])
         if self.cfg.data.dataloader_class != "HotpotQALoader":
@@ -204,8 +208,10 @@ class QARunner:
                 "presdep qa needs data.dataloader_class HotpotQALoader (gold answers), got "
                 f"{self.cfg.data.dataloader_class!r}"
             )
-        self._freeze_reader()
         dataset, answers = HotpotQALoader(self.cfg.data).load_with_answers()
+        paths = resolved_data_paths(self.cfg.data)
+        self.folder.freeze_config(self.cfg, resolved_paths=paths)
+        self._freeze_reader()
         qrels = dataset.qrels
         assert qrels is not None  # HotpotQALoader always judges every paragraph
         grades = {
@@ -239,6 +245,7 @@ class QARunner:
                 seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
                 extra={
                     "phase": "qa",
+                    "data_paths": paths,
                     "reranker": self.psi.reranker.describe() if todo else None,
                     "reader": self.reader.describe() if todo else None,
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -44,8 +43,12 @@ from presentation_dependence.robustness.store import (
     write_query,
 )
 from presentation_dependence.runners.experiment import shard_requests
-from presentation_dependence.runners.fingerprint import request_fingerprint, reuse_problem
-from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.fingerprint import (
+    request_fingerprint,
+    resolved_data_paths,
+    reuse_problem,
+)
+from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 
 __all__ = ["PSIRunner"]
 
@@ -114,7 +117,8 @@ class PSIRunner:
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
         same = path.exists() and path.read_text(encoding="utf-8") == text
-        if path.exists() and not same and not self.recompute_changed:
+        scored = any((self.psi / "per_query").glob("*.npz"))
+        if path.exists() and not same and scored and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
                 "robustness block changed. Fix: rerun with --recompute-changed to recompute the "
@@ -198,7 +202,7 @@ class PSIRunner:
         )
 
     def _query_path(self, qid: str) -> Path:
-        return self.psi / "per_query" / f"{quote(qid, safe='')}.npz"
+        return self.psi / "per_query" / f"{safe_file_stem(qid)}.npz"
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
@@ -208,13 +212,19 @@ class PSIRunner:
 
     def _run(self, from_scores: bool) -> dict[str, Any] | None:
         folder = self.folder
-        folder.freeze_config(self.cfg)
         columnar = self.psi / "grade_distributions.npz"
+        # Inputs are checked (and the data loaded) before the config is frozen, so a failed
+        # start leaves no config behind (issue 16, defect 4).
         if from_scores:
             if not columnar.exists():
                 raise PresdepError(f"--from-scores needs {columnar}; run 'presdep psi' first")
+            folder.freeze_config(self.cfg)  # the scores must come from this config
             return self._analyse(load_columnar(columnar))
         dataset = load_dataset(self.cfg.data)
+        if not dataset.requests:
+            raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
+        paths = resolved_data_paths(self.cfg.data)
+        folder.freeze_config(self.cfg, resolved_paths=paths)
         qrels = self._qrels = dataset.qrels
         grades = {
             r.query.qid: np.array(
@@ -238,6 +248,7 @@ class PSIRunner:
                 seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
                 extra={
                     "phase": "psi",
+                    "data_paths": paths,
                     "reranker": self.reranker.describe() if todo else None,
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
                     "queries": {"this_shard": len(mine), "to_compute": len(todo)},

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.io._lines import check_id
 from presentation_dependence.io.trec import format_qrels, format_run, read_qrels
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
@@ -67,6 +68,15 @@ class ExperimentSummary:
     complete: bool
 
 
+def _check_ids(dataset: Dataset, loader: str) -> None:
+    """Every id must be writable to run.trec: checked before any compute (the built-in loaders
+    check on the line they read; this catches a plugin loader's)."""
+    for r in dataset.requests:
+        check_id(Path(f"<{loader} data>"), None, r.query.qid, "query id")
+        for c in r.candidates:
+            check_id(Path(f"<{loader} data, query {r.query.qid}>"), None, c.docid, "docid")
+
+
 class ExperimentManager:
     """Load config and data, rerank, write per-query results and the TREC run.
 
@@ -111,6 +121,7 @@ class ExperimentManager:
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
+        _check_ids(dataset, self.cfg.data.dataloader_class)
         paths = resolved_data_paths(self.cfg.data)
         folder.freeze_config(self.cfg, resolved_paths=paths)
         log.info("run folder: %s", folder.path)
