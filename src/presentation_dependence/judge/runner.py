@@ -5,11 +5,16 @@ Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``):
 ``resolved_config.yaml``, ``provenance.json`` (argv, packages, seeds, the judge's identity and
 description), and per command:
 
-* ``judge``: ``records.jsonl`` (one :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
+* ``judge``: ``records_parts/`` (the sweep written part by part: the resume unit,
+  :mod:`~presentation_dependence.judge.resume`), ``records.jsonl`` (one :class:`JudgeRecord`
+  per call), ``summary.json``, ``report.md``;
   for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
 * ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
   run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
 * ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
+
+An ``--out`` folder holding results of a different config is refused; rerunning ``judge`` with
+the same config into the same folder resumes the sweep.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
+from presentation_dependence.judge.resume import PARTS_DIR, freeze_judge_config, judge_in_parts
 from presentation_dependence.judge.scoring import summarise_records
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.secrets import redact, redact_obj
@@ -77,7 +83,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
-    atomic_write_text(out / "resolved_config.yaml", redact(cfg.to_yaml()))
+    freeze_judge_config(cfg, out)
     prov = collect_provenance(
         argv=argv,
         seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
@@ -109,7 +115,7 @@ def run_judge_task(
     log.info(
         "judging %d items x %s placements = %d calls", len(items), cfg.placement.mode, len(requests)
     )
-    records = judge.judge(requests)
+    records = judge_in_parts(judge, requests, out / PARTS_DIR)
     write_records(out / "records.jsonl", records)
     summary = summarise_records(
         records,
@@ -241,7 +247,7 @@ def run_rank_task(
     out = out or default_out_dir(cfg)
     items = load_response_set(cfg.data)
     reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
-    atomic_write_text(out / "resolved_config.yaml", redact(cfg.to_yaml()))
+    freeze_judge_config(cfg, out)
     per_item, summary = rank_responses(
         items,
         reranker,

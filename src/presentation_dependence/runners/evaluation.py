@@ -83,6 +83,12 @@ class EvalManager:
 
     def evaluate(self) -> dict[str, Any]:
         folder = self.folder
+        if not folder.path.is_dir():
+            raise PresdepError(
+                f"run folder {folder.path} does not exist. Fix: check --run-dir (make a run "
+                "folder with 'presdep run CONFIG --run-dir DIR')"
+            )
+        folder.load_config_yaml()  # "not a run folder" when it has no frozen config
         if not folder.run_file.exists():
             raise PresdepError(
                 f"{folder.run_file} does not exist: the run is unfinished. "
