@@ -1,6 +1,12 @@
+import json
 from pathlib import Path
 
-from presentation_dependence.cli import main
+from presentation_dependence.cli import (
+    EXIT_GATE_FAIL,
+    EXIT_INTERNAL_ERROR,
+    EXIT_USER_ERROR,
+    main,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -17,3 +23,62 @@ def test_user_errors_exit_2(tmp_path, caplog):
     assert "unknown reranker_class 'Nope'" in caplog.text
     assert main(["run", str(tmp_path / "missing.yaml")]) == 2
     assert main(["eval", "--run-dir", str(tmp_path / "nowhere")]) == 2
+
+
+def _boom(*args, **kwargs):
+    raise RuntimeError("an internal bug")
+
+
+def test_internal_errors_exit_3_without_a_traceback(tmp_path, monkeypatch, capsys, caplog):
+    """Issue 16 (6): a crash is not a gate fail (1) nor bad input (2); traceback only with --debug."""
+    import presentation_dependence.runners as runners
+
+    monkeypatch.setattr(runners.EvalManager, "evaluate", _boom)
+    (tmp_path / "r").mkdir()
+    assert main(["eval", "--run-dir", str(tmp_path / "r")]) == EXIT_INTERNAL_ERROR
+    assert "internal error" in caplog.text and "--debug" in caplog.text
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["--debug", "eval", "--run-dir", str(tmp_path / "r")]) == EXIT_INTERNAL_ERROR
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_interrupt_exits_130(tmp_path, monkeypatch):
+    import presentation_dependence.runners as runners
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runners.EvalManager, "evaluate", interrupted)
+    assert main(["eval", "--run-dir", str(tmp_path)]) == 130
+
+
+def test_gate_crashes_are_not_gate_fails(tmp_path, caplog):
+    """--verdict naming a folder, or a garbled verdict cache, is bad input (2), never 1."""
+    import yaml
+
+    items = tmp_path / "items.jsonl"
+    row = {"prompt": "p", "responses": ["a", "b"], "labels": [True, False]}
+    items.write_text("".join(json.dumps({"id": f"it{i}", **row}) + "\n" for i in range(4)))
+    cfg = tmp_path / "task.yaml"
+    cache = tmp_path / "cache"
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "data": {"dataset": "jsonl", "path": str(items)},
+                "judge": {"judge_class": "scripted", "accuracy": 0.2},
+                "gate": {"threshold": 0.9, "k": 2, "cache_dir": str(cache)},
+            }
+        )
+    )
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert main(["gate", str(cfg), "--verdict", str(folder)]) == EXIT_USER_ERROR
+    assert "is a folder" in caplog.text
+    verdict = tmp_path / "v.json"
+    assert main(["gate", str(cfg), "--verdict", str(verdict)]) == EXIT_GATE_FAIL
+    (cache_file,) = cache.glob("*.jsonl")
+    for garbage in (b"\x00\xff garbage\n", b'"just a string"\n', b"[1, 2]\n"):
+        cache_file.write_bytes(garbage)
+        caplog.clear()
+        assert main(["gate", str(cfg), "--verdict", str(verdict)]) == EXIT_USER_ERROR, garbage
+        assert str(cache_file) in caplog.text

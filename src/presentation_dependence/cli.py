@@ -1,6 +1,6 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
-presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
+presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n] [--recompute-changed]
 presdep eval --run-dir DIR [--qrels PATH]
 presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
 presdep configs [--root configs/experiments]
@@ -8,6 +8,11 @@ presdep schema [--write PATH]
 presdep judge CONFIG [--override KEY=VALUE ...] [--out DIR]
 presdep noise CONFIG [--batch-sizes 1 4] [--repeats 2] [--one-at-a-time] [--reference FILE] [--out DIR]
 presdep gate CONFIG [--threshold T] [--k K] [--verdict FILE]   (exit 1 = fail beyond noise)
+
+Exit codes (every command): 0 done; 1 only ``presdep gate``'s "fail beyond noise"; 2 bad input
+(config, data, paths: the message names the problem and the fix); 3 an internal error (a bug:
+one line, the traceback with ``--debug``); 130 interrupted. Every message and traceback is
+redacted (:mod:`presentation_dependence.secrets`).
 """
 
 from __future__ import annotations
@@ -15,36 +20,67 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.secrets import RedactingFilter
+from presentation_dependence.secrets import RedactingFormatter, redact
 
 __all__ = ["main", "make_parser"]
 
 log = logging.getLogger("presentation_dependence.cli")
 
 EXIT_OK = 0
+EXIT_GATE_FAIL = 1  # reserved for ``presdep gate``: fail beyond noise
 EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+
+
+if TYPE_CHECKING:  # StreamHandler is generic for type checkers (and at run time from 3.11)
+    _StreamHandler = logging.StreamHandler[Any]
+else:
+    _StreamHandler = logging.StreamHandler
+
+
+class _StderrHandler(_StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of each record (not at setup)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 def setup_logging(verbose: bool = False) -> None:
     root = logging.getLogger("presentation_dependence")
     if any(getattr(h, "_presdep", False) for h in root.handlers):
+        root.setLevel(logging.DEBUG if verbose else logging.INFO)
         return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter())
+    handler = _StderrHandler()
+    handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     handler._presdep = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
+_RECOMPUTE_HELP = (
+    "recompute finished queries whose input (query/passage texts, judgements) changed since "
+    "they were written, instead of refusing the run folder"
+)
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="presdep", description=__doc__.split("\n")[0])
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument(
+        "--debug", action="store_true", help="debug logging, and a traceback on internal errors"
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="rerank a config's data into a run folder")
@@ -60,6 +96,7 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--run-dir", help="run folder (default runs/<ID>/<timestamp>/); reuse to resume")
     r.add_argument("--shard", help="k/n: rank only queries i with i %% n == k (0-based)")
     r.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
+    r.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     ps = sub.add_parser("psi", help="re-score under M presentations -> psi/psi_metrics.json")
     ps.add_argument("config", help="configs/experiments/<ID>.yaml (its robustness block)")
@@ -71,6 +108,7 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute the metrics from psi/grade_distributions.npz (no model call)",
     )
+    ps.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     qa = sub.add_parser("qa", help="QA with a frozen reader -> qa/qa_metrics.json")
     qa.add_argument("config", help="configs/experiments/<ID>.yaml (its qa and robustness blocks)")
@@ -82,6 +120,7 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute the metrics from qa/qa_records.jsonl (no model call)",
     )
+    qa.add_argument("--recompute-changed", action="store_true", help=_RECOMPUTE_HELP)
 
     e = sub.add_parser("eval", help="pytrec_eval over a run folder -> metrics.json")
     e.add_argument("--run-dir", required=True)
@@ -121,7 +160,13 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import EvalManager, ExperimentManager, parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    mgr = ExperimentManager(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    mgr = ExperimentManager(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     summary = mgr.run()
     log.info(
         "%s: %d computed, %d reused, run %s",
@@ -141,7 +186,13 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    runner = PSIRunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    runner = PSIRunner(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     metrics = runner.run(from_scores=args.from_scores)
     if metrics is not None:
         for var, block in metrics["variants"].items():
@@ -165,7 +216,13 @@ def _cmd_qa(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.runners import parse_shard
 
     cfg = load_experiment_config(args.config, args.override)
-    runner = QARunner(cfg, args.run_dir, shard=parse_shard(args.shard), argv=argv)
+    runner = QARunner(
+        cfg,
+        args.run_dir,
+        shard=parse_shard(args.shard),
+        argv=argv,
+        recompute_changed=args.recompute_changed,
+    )
     metrics = runner.run(from_records=args.from_records)
     if metrics is not None:
         for var, block in metrics["variants"].items():
@@ -256,29 +313,52 @@ def _cmd_gate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return verdict.exit_code
 
 
+def _dispatch(args: argparse.Namespace, full_argv: Sequence[str]) -> int:
+    if args.command == "run":
+        return _cmd_run(args, full_argv)
+    if args.command == "psi":
+        return _cmd_psi(args, full_argv)
+    if args.command == "qa":
+        return _cmd_qa(args, full_argv)
+    if args.command == "eval":
+        return _cmd_eval(args, full_argv)
+    if args.command == "configs":
+        return _cmd_configs(args)
+    if args.command in ("judge", "noise", "gate"):
+        cmd = {"judge": _cmd_judge, "noise": _cmd_noise, "gate": _cmd_gate}[args.command]
+        return cmd(args, full_argv)
+    return _cmd_schema(args)
+
+
+_PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the one place that turns exceptions into exit codes (module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = make_parser().parse_args(argv)
-    setup_logging(args.verbose)
-    full_argv = ["presdep", *argv]
+    args = make_parser().parse_args(argv)  # argparse itself exits 2 on bad arguments
+    setup_logging(args.verbose or args.debug)
     try:
-        if args.command == "run":
-            return _cmd_run(args, full_argv)
-        if args.command == "psi":
-            return _cmd_psi(args, full_argv)
-        if args.command == "qa":
-            return _cmd_qa(args, full_argv)
-        if args.command == "eval":
-            return _cmd_eval(args, full_argv)
-        if args.command == "configs":
-            return _cmd_configs(args)
-        if args.command in ("judge", "noise", "gate"):
-            cmd = {"judge": _cmd_judge, "noise": _cmd_noise, "gate": _cmd_gate}[args.command]
-            return cmd(args, full_argv)
-        return _cmd_schema(args)
+        return _dispatch(args, ["presdep", *argv])
     except PresdepError as e:
         log.error("%s", e)
         return EXIT_USER_ERROR
+    except _PATH_ERRORS as e:
+        log.error("%s: %s. Fix: check the path", e.strerror or type(e).__name__, e.filename)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        log.error("interrupted; rerun the same command to resume where it stopped")
+        return EXIT_INTERRUPTED
+    except Exception as e:
+        log.error(
+            "internal error: %s: %s (a bug, not your input; rerun with --debug for the "
+            "traceback and report it)",
+            type(e).__name__,
+            e,
+        )
+        if args.debug:
+            sys.stderr.write(redact(traceback.format_exc()))
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":

@@ -262,3 +262,19 @@ def test_dl19_qrels_file_matches_dataset(shared_data: Path) -> None:
         )
     )
     assert ds.qrels == read_qrels(folder / "qrels.dl19-passage.txt")
+
+
+def test_judgements_matching_no_query_are_counted_in_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 16 (2): judgements for queries the data never has are dropped with a warning."""
+    qrels = Qrels({"q1": {"q1-d1": 1}, "q9": {"x": 1, "y": 2}, "q8": {"z": 1}})
+    cfg = DataConfig(
+        path=str(_fixture(tmp_path, with_qrels=False)),
+        qrels=str(write_qrels(qrels, tmp_path / "qrels.txt")),
+    )
+    with caplog.at_level("WARNING", logger="presentation_dependence"):
+        ds = load_dataset(cfg)
+    assert ds.qrels is not None and ds.qrels.qids() == ["q1"]
+    msg = " ".join(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+    assert "2 of 3 judged queries" in msg and "3 judgements" in msg and "q9" in msg

@@ -98,3 +98,11 @@ def test_reward_bench_2_reads_rows_without_map(monkeypatch: pytest.MonkeyPatch) 
 def test_unknown_dataset() -> None:
     with pytest.raises(KeyError, match="Did you mean"):
         load_response_set(ResponseDataConfig(dataset="llmbarr"))
+
+
+def test_jsonl_with_a_byte_order_mark(tmp_path: Path, items_file: Path) -> None:
+    """Issue 16 (2): a BOM before the first item is not part of its JSON."""
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + items_file.read_bytes())
+    want = load_response_set(ResponseDataConfig(dataset="jsonl", path=str(items_file)))
+    assert load_response_set(ResponseDataConfig(dataset="jsonl", path=str(bom))) == want

@@ -128,6 +128,8 @@ def test_qa_refuses_another_reader_or_loader(qa_cfg: Path, tmp_path: Path) -> No
     run = tmp_path / "run2"
     (run / "qa").mkdir(parents=True)
     (run / "qa" / "reader.json").write_text('{"name": "someone-else"}', encoding="utf-8")
+    (run / "qa" / "per_question").mkdir()  # a folder with answers (one without takes any reader)
+    (run / "qa" / "per_question" / "hq9.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ConfigError, match="another reader config"):
         QARunner(cfg, run).run()
     fixture_cfg = load_experiment_config(qa_cfg, ["data.dataloader_class=FixtureLoader"])

@@ -60,3 +60,13 @@ def test_evaluate_does_not_mutate_inputs():
     before = (run.to_dict(), qrels.to_dict())
     evaluate_run(run, qrels, EvalConfig())
     assert (run.to_dict(), qrels.to_dict()) == before
+
+
+def test_judged_queries_missing_from_the_run_are_warned_and_counted(caplog):
+    """Issue 16 (2): trec_eval skips judged queries the run lacks; say so with counts."""
+    run = _run({"q1": [("a", 1.0)]})
+    qrels = Qrels({"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0}})
+    with caplog.at_level("WARNING", logger="presentation_dependence"):
+        m = evaluate_run(run, qrels, EvalConfig(measures=["ndcg@10"]))
+    assert m["judged_queries_not_in_run"] == 2
+    assert any("2 of 3 judged queries" in r.getMessage() for r in caplog.records)

@@ -31,7 +31,7 @@ from typing import Any
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data.loaders import LOADERS, Dataset, Loader
 from presentation_dependence.errors import ConfigError, InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_json_line
+from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
 from presentation_dependence.registry import did_you_mean
 
@@ -159,7 +159,9 @@ def read_hotpotqa(path: str | Path) -> HotpotQARecords:
         for key in _LINE_KEYS:
             if key not in obj:
                 raise InputFormatError(path, lineno, f"the key {key!r}", "it is missing", FIX)
-        qid = _text(path, lineno, obj["question_id"], "question_id")
+        qid = check_id(
+            path, lineno, _text(path, lineno, obj["question_id"], "question_id"), "question_id"
+        )
         if qid in seen:
             raise InputFormatError(
                 path,

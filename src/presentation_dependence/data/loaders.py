@@ -17,6 +17,7 @@ descending, then docid descending; see :mod:`presentation_dependence.io.trec`), 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 LOADERS = Registry[type]("dataloader_class")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Loader:
     def _finish(self, requests: Iterable[RerankRequest], qrels: Qrels | None, name: str) -> Dataset:
         """Apply max_queries, top_k and cfg.qrels; restrict the judgements to the queries kept."""
         kept = list(requests)
+        every_qid = {r.query.qid for r in kept}
         if self.cfg.max_queries is not None:
             kept = kept[: self.cfg.max_queries]
         kept = [_top_k(r, self.cfg.top_k) for r in kept]
@@ -80,9 +84,25 @@ class Loader:
         if override is not None:
             qrels = read_qrels(override)
         if qrels is not None:
+            _warn_unmatched(qrels, every_qid)
             qids = {r.query.qid for r in kept}
             qrels = Qrels({q: d for q, d in qrels.judgements.items() if q in qids})
         return Dataset(requests=tuple(kept), qrels=qrels, name=name)
+
+
+def _warn_unmatched(qrels: Qrels, qids: set[str]) -> None:
+    """Warn, with counts, about judgements for queries the data does not have at all."""
+    lost = [q for q in qrels.judgements if q not in qids]
+    if lost:
+        n_judgements = sum(len(qrels.judgements[q]) for q in lost)
+        log.warning(
+            "%d of %d judged queries (%d judgements) match no query of the data and are "
+            "dropped, e.g. %s; check that the qrels and the data use the same query ids",
+            len(lost),
+            len(qrels.judgements),
+            n_judgements,
+            ", ".join(repr(q) for q in lost[:3]),
+        )
 
 
 def _top_k(request: RerankRequest, k: int) -> RerankRequest:

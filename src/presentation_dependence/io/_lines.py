@@ -10,12 +10,21 @@ from typing import Any
 
 from presentation_dependence.errors import InputFormatError
 
-__all__ = ["iter_lines", "parse_float", "parse_int", "parse_json_line", "read_text"]
+__all__ = ["check_id", "iter_lines", "parse_float", "parse_int", "parse_json_line", "read_text"]
+
+
+BOM = b"\xef\xbb\xbf"
 
 
 def read_text(path: Path) -> str:
-    """The whole file as UTF-8 text; a decoding error names the line it happened on."""
+    """The whole file as UTF-8 text; a decoding error names the line it happened on.
+
+    A leading UTF-8 byte-order mark (as Windows editors write) is dropped: it is not part of
+    the first line's data (left in, it would glue itself to the first query id).
+    """
     data = path.read_bytes()
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -39,6 +48,25 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
         line = raw[:-1] if raw.endswith("\r") else raw
         if line.strip():
             yield lineno, line
+
+
+def check_id(path: Path, lineno: int | None, value: str, what: str) -> str:
+    """``value`` when it can be written to a TREC file as ``what`` (a query id, a docid), else an
+    :class:`InputFormatError` on its line: non-empty, no whitespace, no control characters.
+
+    Ids are checked where they are read so a bad one stops the run before any compute (TREC
+    runs and qrels split columns at whitespace; run-folder file names are derived from ids).
+    """
+    if not value or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise InputFormatError(
+            path,
+            lineno,
+            f"a {what} without whitespace or control characters",
+            repr(value),
+            "rename the id (e.g. replace spaces with '_'): TREC files split columns at "
+            "whitespace, so such an id cannot be written to a run or qrels file",
+        )
+    return value
 
 
 def parse_int(path: Path, lineno: int, value: str, what: str, fix: str) -> int:

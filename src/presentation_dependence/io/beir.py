@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_int, parse_json_line
+from presentation_dependence.io._lines import check_id, iter_lines, parse_int, parse_json_line
 from presentation_dependence.records import Qrels, Topics
 
 __all__ = [
@@ -34,7 +34,7 @@ def _id(path: Path, lineno: int, obj: dict[str, Any], fix: str) -> str:
     raw = obj.get("_id")
     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or not str(raw).strip():
         raise InputFormatError(path, lineno, 'a non-empty "_id" (string)', repr(raw), fix)
-    return str(raw).strip()
+    return check_id(path, lineno, str(raw).strip(), '"_id"')
 
 
 def _str_field(path: Path, lineno: int, obj: dict[str, Any], key: str, fix: str) -> str:
@@ -146,6 +146,8 @@ def read_beir_qrels(folder: str | Path, split: str = "test") -> Qrels:
         if len(cols) != 3:
             raise InputFormatError(path, lineno, "3 columns", f"{len(cols)}: {line!r}", QRELS_FIX)
         qid, docid, grade_s = cols
+        check_id(path, lineno, qid, "query-id (column 1)")
+        check_id(path, lineno, docid, "corpus-id (column 2)")
         grade = parse_int(path, lineno, grade_s, "score (column 3)", QRELS_FIX)
         docs = judgements.setdefault(qid, {})
         if docid in docs:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, read_text
+from presentation_dependence.io._lines import check_id, iter_lines, read_text
 from presentation_dependence.io.beir import read_beir_corpus_jsonl
 
 __all__ = ["read_corpus", "read_corpus_tsv"]
@@ -48,6 +48,7 @@ def read_corpus_tsv(path: str | Path) -> dict[str, str]:
                 "no tab" if not tab else "an empty docid",
                 TSV_FIX,
             )
+        check_id(path, lineno, docid, "docid (column 1)")
         if docid in docs:
             raise InputFormatError(
                 path, lineno, "each docid once", f"docid {docid!r} again", "remove the duplicate"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_json_line
+from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
 from presentation_dependence.registry import did_you_mean
@@ -50,7 +50,7 @@ def _check_keys(path: Path, lineno: int, obj: dict[str, Any], allowed: Sequence[
 def _id(path: Path, lineno: int, value: Any, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
         raise InputFormatError(path, lineno, f"a non-empty {what}", repr(value), FIX)
-    return str(value).strip()
+    return check_id(path, lineno, str(value).strip(), what)
 
 
 def _candidate(path: Path, lineno: int, pos: int, c: Any) -> Candidate:

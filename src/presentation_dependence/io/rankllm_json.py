@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_json_line, read_text
+from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line, read_text
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Candidate, Query, RerankRequest
 
@@ -130,6 +130,7 @@ def _request(path: Path, line: int, obj: Any, hit_lines: Sequence[int]) -> Reran
             "none",
             'write "query": {"text": ..., "qid": ...} or give every hit a "qid"',
         )
+    check_id(path, line, qid, "query id")
     cands: list[Candidate] = []
     seen: set[str] = set()
     for pos, hit in enumerate(hits, start=1):
@@ -146,6 +147,7 @@ def _request(path: Path, line: int, obj: Any, hit_lines: Sequence[int]) -> Reran
                 f"docid {hit.get('docid')!r}, content {type(content).__name__}",
                 FIX,
             )
+        check_id(path, hl, docid, "docid")
         if docid in seen:
             raise InputFormatError(
                 path,

@@ -21,11 +21,20 @@ from collections.abc import Container, Iterable
 from pathlib import Path
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import iter_lines, parse_float, parse_int
+from presentation_dependence.io._lines import check_id, iter_lines, parse_float, parse_int
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Qrels, Run, RunEntry, Topics
 
-__all__ = ["read_qrels", "read_run", "read_topics", "write_qrels", "write_run", "write_topics"]
+__all__ = [
+    "format_qrels",
+    "format_run",
+    "read_qrels",
+    "read_run",
+    "read_topics",
+    "write_qrels",
+    "write_run",
+    "write_topics",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +150,12 @@ def _check_token(value: str, what: str) -> None:
 
 
 def write_run(run: Run, path: str | Path, *, tie_safe: bool = True) -> Path:
-    """Write ``run`` as ``qid Q0 docid rank score tag`` lines, score ``%.6f``, atomically.
+    """Write :func:`format_run` of ``run`` to ``path``, atomically."""
+    return atomic_write_text(path, format_run(run, tie_safe=tie_safe))
+
+
+def format_run(run: Run, *, tie_safe: bool = True) -> str:
+    """``run`` as ``qid Q0 docid rank score tag`` lines, score ``%.6f``.
 
     Each query's entries are written in ``RunEntry.rank`` order. trec_eval ignores the rank
     column and sorts by score, breaking ties by docid (descending), so tied scores could be
@@ -173,7 +187,7 @@ def write_run(run: Run, path: str | Path, *, tie_safe: bool = True) -> Path:
             f"{qid} Q0 {e.docid} {e.rank} {s} {e.tag}\n"
             for e, s in zip(ordered, scores, strict=True)
         )
-    return atomic_write_text(path, "".join(lines))
+    return "".join(lines)
 
 
 def read_qrels(path: str | Path) -> Qrels:
@@ -205,13 +219,18 @@ def read_qrels(path: str | Path) -> Qrels:
 
 def write_qrels(qrels: Qrels, path: str | Path) -> Path:
     """Write ``qrels`` as ``qid 0 docid grade`` lines, atomically."""
+    return atomic_write_text(path, format_qrels(qrels))
+
+
+def format_qrels(qrels: Qrels) -> str:
+    """``qrels`` as ``qid 0 docid grade`` lines."""
     lines: list[str] = []
     for qid, docs in qrels.judgements.items():
         _check_token(qid, "query id")
         for docid, grade in docs.items():
             _check_token(docid, "docid")
             lines.append(f"{qid} 0 {docid} {int(grade)}\n")
-    return atomic_write_text(path, "".join(lines))
+    return "".join(lines)
 
 
 def read_topics(path: str | Path) -> Topics:
@@ -233,6 +252,7 @@ def read_topics(path: str | Path) -> Topics:
                 f"qid {qid!r}, text {text!r}",
                 TOPICS_FIX,
             )
+        check_id(path, lineno, qid, "query id (before the tab)")
         if qid in queries:
             raise InputFormatError(
                 path, lineno, "each query id once", f"query {qid!r} again", "remove the duplicate"

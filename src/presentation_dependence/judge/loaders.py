@@ -130,7 +130,7 @@ def _files(cfg: ResponseDataConfig, pattern: str) -> list[Path]:
 
 
 def _json_list(path: Path) -> list[dict[str, Any]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))
     if not isinstance(data, list):
         raise InputFormatError(
             path, None, "a JSON list of items", type(data).__name__, "re-copy it"
@@ -142,7 +142,7 @@ def _json_list(path: Path) -> list[dict[str, Any]]:
 def load_gsm8k_solutions(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     """One item per problem; responses in the fixed field order of :data:`GSM8K_FIELDS`."""
     for path in _files(cfg, "*.jsonl"):
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8-sig") as fh:
             for lineno, line in enumerate(fh):
                 if not line.strip():
                     continue
@@ -218,7 +218,7 @@ def load_hh_rlhf(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     final turns. Pairs whose dialogues differ before that turn are skipped (logged)."""
     skipped = 0
     for path in _files(cfg, "*.jsonl.gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
+        with gzip.open(path, "rt", encoding="utf-8-sig") as fh:
             for lineno, line in enumerate(fh):
                 d = json.loads(line)
                 try:
@@ -245,7 +245,7 @@ def load_hh_rlhf(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
 def load_jsonl(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     """Generic: ``{"id", "prompt", "responses": [str], "labels": [bool]}`` per line."""
     for path in _files(cfg, "*.jsonl"):
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
             if not line.strip():
                 continue
             try:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
+from presentation_dependence.io._lines import iter_lines
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.secrets import refuse_secret
 
 __all__ = [
     "JudgeRecord",
@@ -207,22 +209,31 @@ class JudgeRecord:
 
 
 def write_records(path: str | Path, records: Iterable[JudgeRecord]) -> Path:
-    """One JSON object per line, keys in a fixed order, written atomically."""
-    lines = [json.dumps(r.to_dict(), ensure_ascii=False) for r in records]
-    return atomic_write_text(path, "".join(line + "\n" for line in lines))
+    """One JSON object per line, keys in a fixed order, written atomically.
+
+    Records are results: a secret in one is refused, never redacted (:mod:`..secrets`)."""
+    text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records)
+    refuse_secret(text, str(path))
+    return atomic_write_text(path, text)
 
 
 def read_records(path: str | Path) -> list[JudgeRecord]:
+    """The records of a JSONL file; anything else is an error naming the file and line."""
     out: list[JudgeRecord] = []
     p = Path(path)
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in iter_lines(p):
         try:
-            out.append(JudgeRecord.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as e:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise TypeError(f"a JSON {type(obj).__name__}, not an object")
+            out.append(JudgeRecord.from_dict(obj))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise InputFormatError(
-                p, lineno, "a judge record (JSON object)", f"{type(e).__name__}: {e}", "rewrite it"
+                p,
+                lineno,
+                "a judge record (JSON object)",
+                f"{type(e).__name__}: {e}",
+                "rewrite the file, or delete it if it is a cache",
             ) from None
     return out
 

@@ -5,11 +5,16 @@ Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``):
 ``resolved_config.yaml``, ``provenance.json`` (argv, packages, seeds, the judge's identity and
 description), and per command:
 
-* ``judge``: ``records.jsonl`` (one :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
+* ``judge``: ``records_parts/`` (the sweep written part by part: the resume unit,
+  :mod:`~presentation_dependence.judge.resume`), ``records.jsonl`` (one :class:`JudgeRecord`
+  per call), ``summary.json``, ``report.md``;
   for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
 * ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
   run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
 * ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
+
+An ``--out`` folder holding results of a different config is refused; rerunning ``judge`` with
+the same config into the same folder resumes the sweep.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.base import Judge, build_judge
 from presentation_dependence.judge.compare import compare_runs
@@ -46,9 +52,10 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
+from presentation_dependence.judge.resume import PARTS_DIR, freeze_judge_config, judge_in_parts
 from presentation_dependence.judge.scoring import summarise_records
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.secrets import redact
+from presentation_dependence.secrets import redact, redact_obj
 
 __all__ = [
     "default_out_dir",
@@ -76,7 +83,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
-    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    freeze_judge_config(cfg, out)
     prov = collect_provenance(
         argv=argv,
         seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
@@ -108,7 +115,7 @@ def run_judge_task(
     log.info(
         "judging %d items x %s placements = %d calls", len(items), cfg.placement.mode, len(requests)
     )
-    records = judge.judge(requests)
+    records = judge_in_parts(judge, requests, out / PARTS_DIR)
     write_records(out / "records.jsonl", records)
     summary = summarise_records(
         records,
@@ -208,6 +215,11 @@ def run_gate_task(
     cfg: JudgeTaskConfig, verdict_path: Path | None = None, argv: Sequence[str] | None = None
 ) -> GateVerdict:
     """Judge the config's cases k times and decide; writes the JSON verdict."""
+    if verdict_path is not None and verdict_path.is_dir():
+        raise PresdepError(
+            f"--verdict {verdict_path} is a folder; give a file path, e.g. "
+            f"{verdict_path / 'gate_verdict.json'}"
+        )
     _, cases = judge_requests(cfg)
     judge = _judge(cfg)
     verdict = run_gate(judge, cases, cfg.gate)
@@ -216,8 +228,8 @@ def run_gate_task(
         path,
         {
             **verdict.to_dict(),
-            "config": cfg.to_plain(),
-            "command": list(argv) if argv is not None else None,
+            "config": redact_obj(cfg.to_plain()),
+            "command": redact_obj(list(argv)) if argv is not None else None,
             "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )
@@ -235,7 +247,7 @@ def run_rank_task(
     out = out or default_out_dir(cfg)
     items = load_response_set(cfg.data)
     reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
-    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
+    freeze_judge_config(cfg, out)
     per_item, summary = rank_responses(
         items,
         reranker,

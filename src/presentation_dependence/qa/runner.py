@@ -24,7 +24,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -43,7 +42,14 @@ from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker
 from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners.experiment import shard_requests
-from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.fingerprint import (
+    FINGERPRINT_KEY,
+    request_fingerprint,
+    resolved_data_paths,
+    reuse_problem,
+)
+from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
+from presentation_dependence.secrets import redact_obj
 
 __all__ = ["QA_DIR", "QARunner"]
 
@@ -61,8 +67,10 @@ class QARunner:
         argv: Sequence[str] | None = None,
         reranker: Reranker | None = None,
         reader: Reader | None = None,
+        recompute_changed: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.recompute_changed = recompute_changed
         self.qa = cfg.qa
         self.reader_cfg = load_reader_config(cfg.qa.reader)
         self.folder = RunFolder(run_dir)
@@ -79,7 +87,7 @@ class QARunner:
         return self._reader
 
     def _question_path(self, qid: str) -> Path:
-        return self.dir / "per_question" / f"{quote(qid, safe='')}.json"
+        return self.dir / "per_question" / f"{safe_file_stem(qid)}.json"
 
     # -- one question ----------------------------------------------------------------------
     def _retain(self, scores: np.ndarray) -> list[int]:
@@ -141,35 +149,43 @@ class QARunner:
             "seconds": round(time.perf_counter() - t0, 3),
         }
 
-    def _check_reused(self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray) -> None:
+    def _reuse_problem(
+        self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray
+    ) -> str | None:
+        """Why a stored question record cannot be reused for ``req`` (None: it can)."""
+        problem = reuse_problem(
+            req, list(rec["docids"]), rec.get(FINGERPRINT_KEY), query_text=rec.get("question")
+        )
+        if problem is not None:
+            return problem
         drawn = {k: v.tolist() for k, v in self.psi.presentations(req, grades).items()}
         stored = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
-        if rec["docids"] != [c.docid for c in req.candidates] or drawn != stored:
-            raise PresdepError(
-                f"{self._question_path(req.query.qid)} was drawn from other data or another "
-                "robustness block than this config gives; use a new --run-dir"
-            )
+        if drawn != stored or rec.get("grades", grades.tolist()) != grades.tolist():
+            return "the presentations or judgements differ (another robustness block?)"
+        return None
 
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
         path = self.dir / "reader.json"
-        plain = to_plain(self.reader_cfg)
+        plain = redact_obj(to_plain(self.reader_cfg))
         if path.exists():
             old = json.loads(path.read_text(encoding="utf-8"))
-            if old != plain:
+            if old == plain:
+                return
+            if self.folder.has_results():
                 raise ConfigError(
                     f"{path} was written with another reader config ({old}); now {plain}. "
                     "Use a new --run-dir"
                 )
-            return
-        self.folder.write_json(path.relative_to(self.folder.path), plain)
+            log.warning("%s holds no answers yet: replacing its reader config", self.dir)
+        self.folder.write_redacted_json(path.relative_to(self.folder.path), plain)
 
     def _frozen_reader(self) -> dict[str, Any]:
         path = self.dir / "reader.json"
         if path.exists():
             frozen: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             return frozen
-        return dict(to_plain(self.reader_cfg))
+        return dict(redact_obj(to_plain(self.reader_cfg)))
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_records: bool = False) -> dict[str, Any] | None:
@@ -178,11 +194,13 @@ class QARunner:
             return self._run(from_records)
 
     def _run(self, from_records: bool) -> dict[str, Any] | None:
-        self.folder.freeze_config(self.cfg)
         records_path = self.dir / "qa_records.jsonl"
+        # Inputs are checked (and the data loaded) before the config is frozen, so a failed
+        # start leaves no config behind (issue 16, defect 4).
         if from_records:
             if not records_path.exists():
                 raise PresdepError(f"--from-records needs {records_path}; run 'presdep qa' first")
+            self.folder.freeze_config(self.cfg)  # the records must come from this config
             lines = records_path.read_text(encoding="utf-8").splitlines()
             return self._analyse([json.loads(line) for line in lines if line.strip()])
         if self.cfg.data.dataloader_class != "HotpotQALoader":
@@ -190,8 +208,10 @@ class QARunner:
                 "presdep qa needs data.dataloader_class HotpotQALoader (gold answers), got "
                 f"{self.cfg.data.dataloader_class!r}"
             )
-        self._freeze_reader()
         dataset, answers = HotpotQALoader(self.cfg.data).load_with_answers()
+        paths = resolved_data_paths(self.cfg.data)
+        self.folder.freeze_config(self.cfg, resolved_paths=paths)
+        self._freeze_reader()
         qrels = dataset.qrels
         assert qrels is not None  # HotpotQALoader always judges every paragraph
         grades = {
@@ -199,21 +219,33 @@ class QARunner:
             for r in dataset.requests
         }
         mine = shard_requests(dataset.requests, self.shard)
-        todo = []
+        todo, changed = [], {}
         for r in mine:
             path = self._question_path(r.query.qid)
             if path.exists():
-                self._check_reused(
-                    json.loads(path.read_text(encoding="utf-8")), r, grades[r.query.qid]
-                )
-            else:
-                todo.append(r)
+                rec = json.loads(path.read_text(encoding="utf-8"))
+                problem = self._reuse_problem(rec, r, grades[r.query.qid])
+                if problem is None:
+                    continue
+                changed[r.query.qid] = problem
+            todo.append(r)
+        if changed and not self.recompute_changed:
+            listed = "; ".join(f"question {q!r}: {why}" for q, why in list(changed.items())[:5])
+            raise PresdepError(
+                f"{len(changed)} finished questions in {self.dir / 'per_question'} were computed "
+                f"from other input than this config and data give ({listed}). Fix: rerun with "
+                "--recompute-changed to recompute exactly those, or use a new --run-dir"
+            )
+        if changed:
+            for stale in (records_path, self.dir / "qa_metrics.json"):
+                stale.unlink(missing_ok=True)
         self.folder.append_provenance(
             collect_provenance(
                 argv=self.argv,
                 seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
                 extra={
                     "phase": "qa",
+                    "data_paths": paths,
                     "reranker": self.psi.reranker.describe() if todo else None,
                     "reader": self.reader.describe() if todo else None,
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
@@ -225,6 +257,7 @@ class QARunner:
             qid = req.query.qid
             ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
             rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
+            rec[FINGERPRINT_KEY] = request_fingerprint(req)
             self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
             log.debug("question %s: %.1f s", qid, rec["seconds"])
         stats = getattr(self.reader, "stats", None) if todo else None

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -38,12 +37,18 @@ from presentation_dependence.robustness.store import (
     QueryScores,
     VariantScores,
     load_columnar,
+    read_fingerprint,
     read_query,
     write_columnar,
     write_query,
 )
 from presentation_dependence.runners.experiment import shard_requests
-from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.fingerprint import (
+    request_fingerprint,
+    resolved_data_paths,
+    reuse_problem,
+)
+from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 
 __all__ = ["PSIRunner"]
 
@@ -60,8 +65,10 @@ class PSIRunner:
         shard: tuple[int, int] | None = None,
         argv: Sequence[str] | None = None,
         reranker: Reranker | None = None,
+        recompute_changed: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.recompute_changed = recompute_changed
         self.rob = cfg.robustness
         self.seed = self.rob.seed if self.rob.seed is not None else cfg.seed
         self.folder = RunFolder(run_dir)
@@ -109,13 +116,49 @@ class PSIRunner:
         }
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
-        if path.exists() and path.read_text(encoding="utf-8") != text:
+        same = path.exists() and path.read_text(encoding="utf-8") == text
+        scored = any((self.psi / "per_query").glob("*.npz"))
+        if path.exists() and not same and scored and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
-                "robustness block changed. Use a new --run-dir."
+                "robustness block changed. Fix: rerun with --recompute-changed to recompute the "
+                "changed queries, or use a new --run-dir."
             )
-        if not path.exists():
+        if not same:
             self.folder.write_text(path.relative_to(self.folder.path), text)
+
+    def _changed(
+        self, requests: Sequence[RerankRequest], grades: dict[str, np.ndarray]
+    ) -> dict[str, str]:
+        """``{qid: what differs}`` for stored queries whose input or presentations differ."""
+        changed: dict[str, str] = {}
+        for req in requests:
+            path = self._query_path(req.query.qid)
+            if not path.exists():
+                continue
+            fp, stored = read_fingerprint(path)
+            problem = reuse_problem(req, [str(d) for d in stored["docids"]], fp)
+            if problem is None and not np.array_equal(stored["grades"], grades[req.query.qid]):
+                problem = "the judgements differ"
+            if problem is None:
+                drawn = self.presentations(req, grades[req.query.qid])
+                if any(
+                    f"{k}:perms" not in stored or not np.array_equal(stored[f"{k}:perms"], v)
+                    for k, v in drawn.items()
+                ):
+                    problem = "the presentations differ"
+            if problem is not None:
+                changed[req.query.qid] = problem
+        if changed and not self.recompute_changed:
+            listed = "; ".join(f"query {q!r}: {why}" for q, why in list(changed.items())[:5])
+            raise PresdepError(
+                f"{len(changed)} finished queries in {self.psi / 'per_query'} were computed from "
+                f"other input than this config and data give ({listed}). Fix: rerun with "
+                "--recompute-changed to recompute exactly those queries, or use a new --run-dir"
+            )
+        for qid, why in changed.items():
+            log.warning("query %r changed (%s): recomputing it", qid, why)
+        return changed
 
     # -- scoring ---------------------------------------------------------------------------
     def _score_query(self, req: RerankRequest, grades: np.ndarray) -> QueryScores:
@@ -159,7 +202,7 @@ class PSIRunner:
         )
 
     def _query_path(self, qid: str) -> Path:
-        return self.psi / "per_query" / f"{quote(qid, safe='')}.npz"
+        return self.psi / "per_query" / f"{safe_file_stem(qid)}.npz"
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
@@ -169,13 +212,19 @@ class PSIRunner:
 
     def _run(self, from_scores: bool) -> dict[str, Any] | None:
         folder = self.folder
-        folder.freeze_config(self.cfg)
         columnar = self.psi / "grade_distributions.npz"
+        # Inputs are checked (and the data loaded) before the config is frozen, so a failed
+        # start leaves no config behind (issue 16, defect 4).
         if from_scores:
             if not columnar.exists():
                 raise PresdepError(f"--from-scores needs {columnar}; run 'presdep psi' first")
+            folder.freeze_config(self.cfg)  # the scores must come from this config
             return self._analyse(load_columnar(columnar))
         dataset = load_dataset(self.cfg.data)
+        if not dataset.requests:
+            raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
+        paths = resolved_data_paths(self.cfg.data)
+        folder.freeze_config(self.cfg, resolved_paths=paths)
         qrels = self._qrels = dataset.qrels
         grades = {
             r.query.qid: np.array(
@@ -186,13 +235,20 @@ class PSIRunner:
         }
         self._record_presentations(dataset, grades)
         mine = shard_requests(dataset.requests, self.shard)
-        todo = [r for r in mine if not self._query_path(r.query.qid).exists()]
+        changed = self._changed(mine, grades)
+        todo = [
+            r for r in mine if r.query.qid in changed or not self._query_path(r.query.qid).exists()
+        ]
+        if changed:
+            for stale in (columnar, self.psi / "psi_metrics.json"):
+                stale.unlink(missing_ok=True)
         folder.append_provenance(
             collect_provenance(
                 argv=self.argv,
                 seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
                 extra={
                     "phase": "psi",
+                    "data_paths": paths,
                     "reranker": self.reranker.describe() if todo else None,
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
                     "queries": {"this_shard": len(mine), "to_compute": len(todo)},
@@ -201,7 +257,9 @@ class PSIRunner:
         )
         for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
             write_query(
-                self._query_path(req.query.qid), self._score_query(req, grades[req.query.qid])
+                self._query_path(req.query.qid),
+                self._score_query(req, grades[req.query.qid]),
+                fingerprint=request_fingerprint(req),
             )
         missing = [
             r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()

@@ -24,6 +24,7 @@ __all__ = [
     "QueryScores",
     "VariantScores",
     "load_columnar",
+    "read_fingerprint",
     "read_query",
     "write_columnar",
     "write_query",
@@ -57,7 +58,9 @@ class QueryScores:
 _FIELDS = ("perms", "scores", "slots", "chunks", "probs", "forward_passes", "prompt_tokens")
 
 
-def write_query(path: Path, qs: QueryScores) -> None:
+def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) -> None:
+    """One query's scores; ``fingerprint`` is the request's content fingerprint (stored as
+    ``request_sha256``, checked before the file is reused)."""
     arrays: dict[str, np.ndarray] = {
         "qid": np.array(qs.qid),
         "docids": np.array(qs.docids),
@@ -68,6 +71,8 @@ def write_query(path: Path, qs: QueryScores) -> None:
     for name, v in qs.variants.items():
         for f in _FIELDS:
             arrays[f"{name}:{f}"] = getattr(v, f)
+    if fingerprint is not None:
+        arrays["request_sha256"] = np.array(fingerprint)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     atomic_write_bytes(path, buf.getvalue())
@@ -86,6 +91,17 @@ def read_query(path: Path) -> QueryScores:
             ideal_grades=z["ideal_grades"],
             variants=variants,
         )
+
+
+def read_fingerprint(path: Path) -> tuple[str | None, dict[str, np.ndarray]]:
+    """``(request_sha256 or None for files written before it existed, {"docids", "grades",
+    "<variant>:perms"})``: what a rerun compares before reusing ``path``."""
+    with np.load(path, allow_pickle=False) as z:
+        fp = str(z["request_sha256"]) if "request_sha256" in z.files else None
+        arrays = {"docids": z["docids"], "grades": z["grades"]}
+        for name in z["variants"]:
+            arrays[f"{name}:perms"] = z[f"{name}:perms"]
+    return fp, arrays
 
 
 def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:

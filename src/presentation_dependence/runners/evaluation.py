@@ -37,6 +37,16 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]
     )
     raw = evaluator.evaluate(run.to_dict())
     judged = [q for q in run.qids() if q in raw]
+    in_run = set(run.qids())
+    not_in_run = [q for q in qrels.judgements if q not in in_run]
+    if not_in_run:
+        log.warning(
+            "%d of %d judged queries are not in the run and are not evaluated (as trec_eval), "
+            "e.g. %s",
+            len(not_in_run),
+            len(qrels.judgements),
+            ", ".join(repr(q) for q in not_in_run[:3]),
+        )
     per_query = {q: {n: float(raw[q][t]) for n, t in names.items()} for q in judged}
     mean = {
         n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
@@ -49,6 +59,7 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]
         "mean": mean,
         "per_query": per_query,
         "unjudged_queries": [q for q in run.qids() if q not in raw],
+        "judged_queries_not_in_run": len(not_in_run),
     }
 
 
@@ -72,6 +83,12 @@ class EvalManager:
 
     def evaluate(self) -> dict[str, Any]:
         folder = self.folder
+        if not folder.path.is_dir():
+            raise PresdepError(
+                f"run folder {folder.path} does not exist. Fix: check --run-dir (make a run "
+                "folder with 'presdep run CONFIG --run-dir DIR')"
+            )
+        folder.load_config_yaml()  # "not a run folder" when it has no frozen config
         if not folder.run_file.exists():
             raise PresdepError(
                 f"{folder.run_file} does not exist: the run is unfinished. "

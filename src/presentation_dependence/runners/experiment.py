@@ -20,10 +20,17 @@ from tqdm.auto import tqdm
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.io.trec import write_qrels, write_run
+from presentation_dependence.io._lines import check_id
+from presentation_dependence.io.trec import format_qrels, format_run, read_qrels
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.runners.fingerprint import (
+    FINGERPRINT_KEY,
+    request_fingerprint,
+    resolved_data_paths,
+    reuse_problem,
+)
 from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
 
 __all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard", "shard_requests"]
@@ -61,8 +68,24 @@ class ExperimentSummary:
     complete: bool
 
 
+def _check_ids(dataset: Dataset, loader: str) -> None:
+    """Every id must be writable to run.trec: checked before any compute (the built-in loaders
+    check on the line they read; this catches a plugin loader's)."""
+    for r in dataset.requests:
+        check_id(Path(f"<{loader} data>"), None, r.query.qid, "query id")
+        for c in r.candidates:
+            check_id(Path(f"<{loader} data, query {r.query.qid}>"), None, c.docid, "docid")
+
+
 class ExperimentManager:
-    """Load config and data, rerank, write per-query results and the TREC run."""
+    """Load config and data, rerank, write per-query results and the TREC run.
+
+    A finished query is reused only when its stored content fingerprint matches the request the
+    data now gives (:mod:`~presentation_dependence.runners.fingerprint`), and ``qrels.txt`` only
+    when it holds the judgements the data now gives. Otherwise the run is refused, naming the
+    query, unless ``recompute_changed`` (``--recompute-changed``): then exactly the changed
+    queries are recomputed and ``qrels.txt`` is replaced (a stale ``metrics.json`` is removed).
+    """
 
     def __init__(
         self,
@@ -72,12 +95,14 @@ class ExperimentManager:
         shard: tuple[int, int] | None = None,
         argv: Sequence[str] | None = None,
         reranker: Reranker | None = None,
+        recompute_changed: bool = False,
     ) -> None:
         self.cfg = cfg
         self.folder = RunFolder(run_dir if run_dir is not None else default_run_dir(cfg))
         self.shard = shard
         self.argv = argv
         self._reranker = reranker
+        self.recompute_changed = recompute_changed
 
     @property
     def reranker(self) -> Reranker:
@@ -91,23 +116,30 @@ class ExperimentManager:
             return self._run(self.folder)
 
     def _run(self, folder: RunFolder) -> ExperimentSummary:
-        folder.freeze_config(self.cfg)
-        log.info("run folder: %s", folder.path)
+        # The data loads (and the loader's name resolves) before the config is frozen, so a
+        # typo in the data block leaves no frozen config behind (issue 16, defect 4).
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
-        if (
-            dataset.qrels is not None
-            and dataset.qrels.judgements
-            and not folder.qrels_file.exists()
-        ):
-            write_qrels(dataset.qrels, folder.qrels_file)
+        _check_ids(dataset, self.cfg.data.dataloader_class)
+        paths = resolved_data_paths(self.cfg.data)
+        folder.freeze_config(self.cfg, resolved_paths=paths)
+        log.info("run folder: %s", folder.path)
+        qrels_replaced = self._sync_qrels(folder, dataset)
         mine = shard_requests(dataset.requests, self.shard)
-        finished = folder.finished_qids()
-        todo = [r for r in mine if r.query.qid not in finished]
-        for r in mine:
-            if r.query.qid in finished:
-                self._check_reusable(folder, r)
+        changed = self._changed(folder, mine)
+        todo = [
+            r
+            for r in mine
+            if r.query.qid in changed or not folder.per_query_file(r.query.qid).exists()
+        ]
+        stale = ([folder.run_file] if changed else []) + (
+            [folder.metrics_file] if changed or qrels_replaced else []
+        )
+        for path in stale:
+            if path.exists():
+                path.unlink()
+                log.info("removed the stale %s (rewritten once the run is complete)", path)
         describe = self.reranker.describe() if todo else None
         folder.append_provenance(
             collect_provenance(
@@ -117,12 +149,15 @@ class ExperimentManager:
                     "phase": "run",
                     "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
                     "reranker": describe,
+                    "data_paths": paths,
                     "queries": {
                         "total": len(dataset.requests),
                         "this_shard": len(mine),
                         "reused": len(mine) - len(todo),
                         "to_compute": len(todo),
+                        "recomputed_changed": len(changed),
                     },
+                    "qrels_replaced": qrels_replaced,
                 },
             )
         )
@@ -135,9 +170,8 @@ class ExperimentManager:
         for req in tqdm(todo, desc=f"rerank {self.cfg.id}", unit="query", disable=None):
             result = self.reranker.rank(req.query, req.candidates)
             self._check_result(req, result)
-            folder.write_json(
-                folder.per_query_file(req.query.qid).relative_to(folder.path), result.to_dict()
-            )
+            record = {**result.to_dict(), FINGERPRINT_KEY: request_fingerprint(req)}
+            folder.write_json(folder.per_query_file(req.query.qid).relative_to(folder.path), record)
         complete = self._write_run_if_complete(folder, dataset)
         return ExperimentSummary(
             folder.path, len(dataset.requests), len(todo), len(mine) - len(todo), complete
@@ -153,25 +187,74 @@ class ExperimentManager:
                 "input candidate in input order"
             )
 
-    @staticmethod
-    def _check_reusable(folder: RunFolder, req: RerankRequest) -> None:
-        path = folder.per_query_file(req.query.qid)
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            docids = [it["docid"] for it in saved["items"]]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise PresdepError(
-                f"{path} is unreadable ({e}); delete it and rerun to recompute that query"
-            ) from None
-        if docids != [c.docid for c in req.candidates]:
-            raise PresdepError(
-                f"{path} holds other candidates than the data now gives for query "
-                f"{req.query.qid!r}; the data changed since it was written. Use a new --run-dir."
+    def _changed(self, folder: RunFolder, requests: Sequence[RerankRequest]) -> dict[str, str]:
+        """``{qid: what differs}`` for finished queries whose stored input differs from the data;
+        refused unless ``recompute_changed``."""
+        changed: dict[str, str] = {}
+        for req in requests:
+            path = folder.per_query_file(req.query.qid)
+            if not path.exists():
+                continue
+            try:
+                saved = json.loads(path.read_text(encoding="utf-8"))
+                docids = [str(it["docid"]) for it in saved["items"]]
+                query_text = saved["query"]["text"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise PresdepError(
+                    f"{path} is unreadable ({e}); delete it and rerun to recompute that query"
+                ) from None
+            problem = reuse_problem(
+                req,
+                docids,
+                saved.get(FINGERPRINT_KEY),
+                query_text=query_text,
+                texts=saved.get("texts"),
             )
+            if problem is not None:
+                changed[req.query.qid] = problem
+        if changed and not self.recompute_changed:
+            listed = "; ".join(f"query {q!r}: {why}" for q, why in list(changed.items())[:5])
+            raise PresdepError(
+                f"{len(changed)} finished queries in {folder.per_query_dir} were computed from "
+                f"other content than the data now gives ({listed}). The data changed since "
+                f"(the paths it resolved to are in {folder.resolved_config}). Fix: rerun with "
+                "--recompute-changed to recompute exactly those queries, or use a new --run-dir"
+            )
+        for qid, why in changed.items():
+            log.warning("query %r changed (%s): recomputing it", qid, why)
+        return changed
+
+    def _sync_qrels(self, folder: RunFolder, dataset: Dataset) -> bool:
+        """Write ``qrels.txt``, or check it holds the data's judgements; True when replaced."""
+        if dataset.qrels is None or not dataset.qrels.judgements:
+            return False
+        text = format_qrels(dataset.qrels)
+        path = folder.qrels_file
+        if not path.exists():
+            folder.write_text(path.name, text)
+            return False
+        if path.read_text(encoding="utf-8") == text:
+            return False
+        old = read_qrels(path).judgements
+        new = dataset.qrels.judgements
+        diff = [
+            q for q in dict.fromkeys([*new, *old]) if dict(old.get(q, {})) != dict(new.get(q, {}))
+        ]
+        if not self.recompute_changed:
+            raise PresdepError(
+                f"{path} holds other judgements than the data now gives for {len(diff)} queries "
+                f"(e.g. {', '.join(repr(q) for q in diff[:3])}): the judgements changed since "
+                "the folder was made. Fix: rerun with --recompute-changed to replace them (then "
+                "'presdep eval' again), or use a new --run-dir"
+            )
+        log.warning("judgements of %d queries changed: replacing %s", len(diff), path)
+        folder.write_text(path.name, text)
+        return True
 
     def _write_run_if_complete(self, folder: RunFolder, dataset: Dataset) -> bool:
-        finished = folder.finished_qids()
-        missing = [r.query.qid for r in dataset.requests if r.query.qid not in finished]
+        missing = [
+            r.query.qid for r in dataset.requests if not folder.per_query_file(r.query.qid).exists()
+        ]
         if missing:
             log.info(
                 "%d of %d queries still missing; run.trec is written once all are done",
@@ -184,6 +267,6 @@ class ExperimentManager:
             for r in dataset.requests
         ]
         run = Run.from_results(results, name=self.cfg.id)
-        write_run(run, folder.run_file)
+        folder.write_text(folder.run_file.name, format_run(run))
         log.info("wrote %s (%d queries)", folder.run_file, len(results))
         return True

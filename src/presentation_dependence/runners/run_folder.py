@@ -16,21 +16,22 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import hashlib
 import json
 import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import yaml
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.secrets import RedactingFilter, redact
+from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
-__all__ = ["RunFolder", "default_run_dir"]
+__all__ = ["RunFolder", "default_run_dir", "safe_file_stem"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,19 @@ RUN_FILE = "run.trec"
 QRELS_FILE = "qrels.txt"
 METRICS = "metrics.json"
 LOG_FILE = "run.log"
+
+
+_MAX_STEM_BYTES = 200  # file names are limited to 255 bytes; leave room for suffixes and temps
+
+
+def safe_file_stem(key: str) -> str:
+    """A file name stem for any id: ``quote(key)`` (reversible, no ``/``), or for an id whose
+    quoted form is longer than 200 bytes, its first 100 characters, ``~`` and 16 hex digits of
+    the id's sha256 (so distinct ids keep distinct files)."""
+    stem = quote(key, safe="")
+    if len(stem) <= _MAX_STEM_BYTES:
+        return stem
+    return f"{stem[:100]}~{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}"
 
 
 def default_run_dir(cfg: ExperimentConfig, now: dt.datetime | None = None) -> Path:
@@ -64,8 +78,36 @@ def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
         return False
 
 
+# Files derived from the config and data alone (rewritten when a folder without results takes a
+# new config), not results.
+_NOT_RESULTS = frozenset(
+    {RESOLVED_CONFIG, PROVENANCE, LOG_FILE, QRELS_FILE, "qa/reader.json", "psi/presentations.json"}
+)
+_PATHS_HEADER = "# What the data path alternatives resolved to when this folder was made:"
+
+
+def _paths_comment(paths: Mapping[str, str]) -> str:
+    if not paths:
+        return ""
+    return "".join([f"{_PATHS_HEADER}\n", *(f"# data.{k} -> {v}\n" for k, v in paths.items())])
+
+
+def _parse_paths_comment(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("# data.") and " -> " in line:
+            key, path = line[len("# data.") :].split(" -> ", 1)
+            out[key] = path
+    return out
+
+
 class RunFolder:
-    """Paths and atomic, redacted writes inside one run folder."""
+    """Paths and atomic writes inside one run folder.
+
+    Results (:meth:`write_text`, :meth:`write_json`) are written as they are, never redacted; a
+    secret in one (or in its file name) is refused. What describes the run (the frozen config,
+    provenance, ``run.log``) is redacted (:mod:`presentation_dependence.secrets`).
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -92,33 +134,53 @@ class RunFolder:
         return self.path / PER_QUERY
 
     def per_query_file(self, qid: str) -> Path:
-        # quote() keeps qids with '/' or spaces safe as file names, reversibly.
-        return self.per_query_dir / f"{quote(qid, safe='')}.json"
-
-    def finished_qids(self) -> set[str]:
-        if not self.per_query_dir.is_dir():
-            return set()
-        return {unquote(p.stem) for p in self.per_query_dir.glob("*.json")}
+        return self.per_query_dir / f"{safe_file_stem(qid)}.json"
 
     # --- writes --------------------------------------------------------------------------------
     def write_text(self, rel: str | Path, text: str) -> Path:
-        """Atomically write ``text`` (secrets redacted) to ``rel`` inside the folder."""
+        """Atomically write the result ``text`` to ``rel`` inside the folder, unchanged.
+
+        A secret in ``text`` or in the file name raises
+        :class:`~presentation_dependence.secrets.SecretInOutputError` before anything is written.
+        """
+        target = self.path / rel
+        refuse_secret(str(rel), f"a file name in {self.path}")
+        refuse_secret(text, str(target))
+        atomic_write_text(target, text)
+        return target
+
+    def write_json(self, rel: str | Path, obj: Any) -> Path:
+        """Write a result object as JSON (see :meth:`write_text`)."""
+        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+
+    def write_redacted_text(self, rel: str | Path, text: str) -> Path:
+        """Atomically write a text that describes the run (config, provenance), redacted."""
         target = self.path / rel
         atomic_write_text(target, redact(text))
         return target
 
-    def write_json(self, rel: str | Path, obj: Any) -> Path:
-        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+    def write_redacted_json(self, rel: str | Path, obj: Any) -> Path:
+        return self.write_redacted_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
 
     def read_json(self, rel: str | Path) -> Any:
         return json.loads((self.path / rel).read_text(encoding="utf-8"))
 
-    def freeze_config(self, cfg: ExperimentConfig) -> None:
-        """Write ``resolved_config.yaml``; refuse a folder made with a different config."""
-        text = redact(cfg.to_yaml())
+    def freeze_config(
+        self, cfg: ExperimentConfig, *, resolved_paths: Mapping[str, str] | None = None
+    ) -> None:
+        """Write ``resolved_config.yaml``; refuse a folder made with a different config.
+
+        ``resolved_paths`` (``{data field: path}``, what path alternatives resolved to) is
+        recorded as comment lines; when a later run resolves a field elsewhere, a warning says
+        so (the per-query content fingerprints decide what can still be reused).
+        """
+        text = redact(cfg.to_yaml()) + _paths_comment(resolved_paths or {})
         if self.resolved_config.exists():
             old = self.resolved_config.read_text(encoding="utf-8")
-            if old != text and not _same_config(old, cfg):
+            if old == text or _same_config(old, cfg):
+                self._warn_moved_paths(old, resolved_paths or {})
+                return
+            if self.has_results():
                 diff = "".join(
                     difflib.unified_diff(
                         old.splitlines(True), text.splitlines(True), "in the run folder", "now"
@@ -128,8 +190,37 @@ class RunFolder:
                     f"{self.resolved_config} was written by a different config, so its results "
                     f"cannot be reused. Use a new --run-dir, or rerun with the same config.\n{diff}"
                 )
-            return
-        self.write_text(RESOLVED_CONFIG, text)
+            # A start that failed before any result (a typo, a hosted 400 fixed by a config
+            # change) must not lock the folder to the config that failed.
+            log.warning("%s holds no results yet: replacing its config with this one", self.path)
+            self.qrels_file.unlink(missing_ok=True)
+        self.write_redacted_text(RESOLVED_CONFIG, text)
+
+    @staticmethod
+    def _warn_moved_paths(old_yaml: str, resolved_paths: Mapping[str, str]) -> None:
+        before = _parse_paths_comment(old_yaml)
+        for key, path in resolved_paths.items():
+            if key in before and before[key] != redact(path):
+                log.warning(
+                    "data.%s now resolves to %s; this folder was made from %s",
+                    key,
+                    path,
+                    before[key],
+                )
+
+    def has_results(self) -> bool:
+        """True when the folder holds any result: a file other than the frozen config, the
+        provenance, the log, ``qrels.txt``, ``qa/reader.json``, ``psi/presentations.json`` and
+        hidden (lock) files."""
+        if not self.path.is_dir():
+            return False
+        for p in self.path.rglob("*"):
+            rel = p.relative_to(self.path)
+            if p.is_dir() or any(part.startswith(".") for part in rel.parts):
+                continue
+            if rel.as_posix() not in _NOT_RESULTS:
+                return True
+        return False
 
     def load_config_yaml(self) -> str:
         if not self.resolved_config.exists():
@@ -144,15 +235,14 @@ class RunFolder:
         p = self.path / PROVENANCE
         data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
         data["invocations"].append(dict(record))
-        self.write_json(PROVENANCE, data)
+        self.write_redacted_json(PROVENANCE, data)
 
     @contextlib.contextmanager
     def logging_to_file(self) -> Iterator[None]:
         """Within the block, this package's log records also go to ``run.log`` (redacted)."""
         self.path.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(self.path / LOG_FILE, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler.addFilter(RedactingFilter())
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger = logging.getLogger("presentation_dependence")
         logger.addHandler(handler)
         try:
