@@ -42,7 +42,7 @@ from presentation_dependence.training.config import EMBEDDED, LoraOptions
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import load_student, student_readout
 
-__all__ = ["ProbeConfig", "ladder_table", "load_ladder", "run_probe"]
+__all__ = ["ProbeConfig", "ladder_table", "load_ladder", "run_probe", "verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -234,12 +234,40 @@ def load_ladder(path: str | Path) -> dict[str, ProbeConfig]:
     return out
 
 
+def constant_mse(cfg: ProbeConfig, split: str = "train") -> float:
+    """The squared error of the best constant per query (its label mean): what "learning the
+    mean, not the content" scores. Pure given the fixture file."""
+    path = cfg.train_path if split == "train" else cfg.heldout_path
+    n = cfg.n_train if split == "train" else cfg.n_heldout
+    reqs, qrels = read_fixture(path)
+    out = []
+    for req in list(reqs)[:n]:
+        view = np.arange(len(req.candidates))[None]
+        out.append(float(np.var(_labels(req, qrels, view[0], cfg.labels))))
+    return float(np.mean(out))
+
+
+def verdict(first: dict[str, Any], last: dict[str, Any], const: float) -> str:
+    """``collapsed``: the last held-out score spread is below 0.05 (every candidate the same
+    score); ``fits``: the last training MSE is at most half the best constant's (``const``);
+    ``learning``: at most 0.8 of it; else ``no better than a constant``."""
+    if last.get("heldout", {}).get("spread", 1.0) < 0.05:
+        return "collapsed"
+    b = last.get("train", {}).get("mse")
+    if b is None:
+        return "–"
+    if b <= 0.5 * const:
+        return "fits"
+    return "learning" if b <= 0.8 * const else "no better than a constant"
+
+
 def ladder_table(results: list[dict[str, Any]]) -> str:
     """Markdown: one row per probe, its settings and the first and last measurements."""
     head = (
         "| probe | labels | views | layout | fit | adapter | lr | steps | train MSE | "
-        "train nDCG@10 | held-out MSE | held-out nDCG@10 | held-out spread | s/step |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "train nDCG@10 | held-out MSE | held-out nDCG@10 | held-out spread | s/step | "
+        "constant's train MSE | verdict |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for r in results:
@@ -254,6 +282,7 @@ def ladder_table(results: list[dict[str, Any]]) -> str:
             else f"LoRA r{c['r']} {'all-linear' if len(c['target_modules']) == 7 else 'q/k/v/o'}"
         )
         layout = "interleaved" if "interleaved" in c["template"] else "trailing"
+        const = constant_mse(ProbeConfig(**c))
         steps = r["steps"]
         per_step = steps[-1]["seconds"] / len(steps) if steps else float("nan")
 
@@ -265,6 +294,7 @@ def ladder_table(results: list[dict[str, Any]]) -> str:
             f"| {c['name']} | {c['labels']} | {c['views']} | {layout} | {c['fit']} | {adapter} | "
             f"{c['learning_rate']:g} | {last_step} | {pair('train', 'mse')} | "
             f"{pair('train', 'ndcg10')} | {pair('heldout', 'mse')} | {pair('heldout', 'ndcg10')} | "
-            f"{pair('heldout', 'spread')} | {per_step:.1f} |"
+            f"{pair('heldout', 'spread')} | {per_step:.1f} | {const:.3f} | "
+            f"{verdict(first, last, const)} |"
         )
     return head + "\n".join(rows) + "\n"
