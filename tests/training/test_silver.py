@@ -142,3 +142,34 @@ def test_bad_files(tmp_path):
         read_silver(bad)
     with pytest.raises(ConfigError, match="not found"):
         read_silver(tmp_path / "missing.jsonl")
+
+
+def test_sharded_silver_fills_parts_and_an_unsharded_run_assembles_the_same_file(
+    tiny_model, tmp_path
+):
+    from presentation_dependence.training.config import SilverConfig
+    from presentation_dependence.training.silver import generate_silver, read_silver
+    from tests.training.conftest import grade_block, noveleval_block
+
+    def cfg(path):
+        return SilverConfig(
+            path=str(path),
+            teacher=grade_block(tiny_model),
+            num_orders=2,
+            data=[noveleval_block(3, 4)],
+        )
+
+    sharded = tmp_path / "sharded" / "silver.jsonl"
+    generate_silver(cfg(sharded), shard=(1, 2))
+    parts = sharded.with_name(sharded.name + ".parts")
+    assert not sharded.exists()
+    assert sorted(p.name for p in parts.glob("0*.json")) == ["000001.json"]
+    generate_silver(cfg(sharded), shard=(0, 2))
+    assert not sharded.exists() and len(list(parts.glob("0*.json"))) == 3
+    generate_silver(cfg(sharded))  # reuses the three parts, writes the file
+    whole = tmp_path / "whole" / "silver.jsonl"
+    generate_silver(cfg(whole))
+    a, b = read_silver(sharded), read_silver(whole)
+    assert [q.to_dict() for q in a.queries] == [q.to_dict() for q in b.queries]
+    with pytest.raises(ConfigError, match="shard"):
+        generate_silver(cfg(tmp_path / "x.jsonl"), shard=(2, 2))

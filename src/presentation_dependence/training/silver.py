@@ -219,13 +219,20 @@ def generate_silver(
     argv: Sequence[str] | None = None,
     force: bool = False,
     teacher: Reranker | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> Path:
     """Score every query of ``cfg.data`` with the teacher; write ``cfg.path`` atomically.
 
     An existing file made with the same teacher, T, seed and data is kept (``force`` remakes
     it); when only ``cfg.calibration`` differs its map is refitted on the stored raw scores.
     One made otherwise is an error. Finished queries survive an interruption.
+
+    ``shard=(k, n)`` scores only the queries whose index is k mod n and writes their parts,
+    never the file: several processes can fill the ``.parts`` folder side by side, and a run
+    without a shard (which reuses every finished part) assembles the file.
     """
+    if shard is not None and not 0 <= shard[0] < shard[1]:
+        raise ConfigError(f"shard must be k/n with 0 <= k < n, got {shard[0]}/{shard[1]}")
     path = Path(cfg.path)
     key = _config_key(cfg)
     if path.exists() and not force:
@@ -261,6 +268,8 @@ def generate_silver(
     queries: list[SilverQuery] = []
     for idx, (source, req) in enumerate(requests):
         part = parts / f"{idx:06d}.json"
+        if shard is not None and idx % shard[1] != shard[0]:
+            continue
         if part.exists():
             line = part.read_text(encoding="utf-8").strip()
             if _part_matches(line, source, req):
@@ -302,6 +311,16 @@ def generate_silver(
             num_orders,
             time.perf_counter() - t0,
         )
+    if shard is not None:
+        log.info(
+            "shard %d/%d: %d parts in %s; run without a shard to write %s",
+            shard[0],
+            shard[1],
+            len(records),
+            parts,
+            path,
+        )
+        return path
     cal = _fit(queries, cfg.calibration)
     header = {
         "format": SILVER_FORMAT,
