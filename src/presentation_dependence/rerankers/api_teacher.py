@@ -36,7 +36,6 @@ import json
 import logging
 import os
 import re
-import socket
 import threading
 import time
 import urllib.error
@@ -51,6 +50,7 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.http import error_text, post_with_deadline
 from presentation_dependence.readout.prompt import clean_text, get_template
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -165,91 +165,6 @@ def parse_grades(text: str, n: int) -> tuple[list[int | None], int]:
     return grades, bad
 
 
-_MAX_ERROR_BODY = 300  # characters of a refusal's body shown in the error
-
-
-class _Deadline:
-    """Shuts the sockets of one HTTP attempt when its wall-clock deadline passes, so that a
-    blocked read returns at once whatever the per-read socket timeout. (The sockets are kept
-    here: urllib drops its connection's reference once the headers are read.)"""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self._socks: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Deadline:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-
-    @staticmethod
-    def _shut(sock: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.expired = True
-            socks = list(self._socks)
-        for sock in socks:
-            self._shut(sock)
-
-    def track(self, sock: socket.socket | None) -> None:
-        if sock is None:
-            return
-        with self._lock:
-            self._socks.append(sock)
-            expired = self.expired
-        if expired:
-            self._shut(sock)
-
-    def opener(self) -> urllib.request.OpenerDirector:
-        """An opener whose HTTP(S) connections this deadline can shut."""
-        deadline = self
-
-        class _Http(http.client.HTTPConnection):
-            def connect(self) -> None:
-                super().connect()
-                deadline.track(self.sock)
-
-        class _Https(http.client.HTTPSConnection):
-            def connect(self) -> None:
-                super().connect()
-                deadline.track(self.sock)
-
-        class _HttpHandler(urllib.request.HTTPHandler):
-            def http_open(self, req: urllib.request.Request) -> Any:
-                return self.do_open(_Http, req)
-
-        class _HttpsHandler(urllib.request.HTTPSHandler):
-            def https_open(self, req: urllib.request.Request) -> Any:
-                return self.do_open(_Https, req, context=getattr(self, "_context", None))
-
-        return urllib.request.build_opener(_HttpHandler(), _HttpsHandler())
-
-
-def _error_text(raw: bytes, key: str | None) -> str:
-    """A refusal body for an error message: its ``error.message`` when it is JSON, truncated
-    to :data:`_MAX_ERROR_BODY` characters and redacted (the API ``key`` always, whatever the
-    name of its variable)."""
-    text = raw.decode("utf-8", errors="replace").strip()
-    with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-        msg = json.loads(text)["error"]["message"]
-        if isinstance(msg, str):
-            text = msg
-    text = redact(text)
-    if key:
-        text = text.replace(key, "<redacted:api key>")
-    if len(text) > _MAX_ERROR_BODY:
-        text = text[:_MAX_ERROR_BODY] + f"... ({len(text)} characters)"
-    return text or "(empty body)"
-
-
 class ChatClient:
     """A chat-completions client with bounded retries, backoff + seeded jitter, call counts."""
 
@@ -274,25 +189,6 @@ class ChatClient:
                 delay = max(delay, float(retry_after))
         return float(min(delay, self.opts.backoff_max_s))
 
-    def _post(self, req: urllib.request.Request) -> bytes:
-        """One attempt within the wall-clock deadline ``timeout_s``; an HTTPError keeps its
-        body (read within the deadline) as ``presdep_body``."""
-        t = self.opts.timeout_s
-        with _Deadline(t) as deadline:
-            try:
-                with deadline.opener().open(req, timeout=t) as resp:
-                    return bytes(resp.read())
-            except urllib.error.HTTPError as e:
-                body = b""
-                with contextlib.suppress(Exception):
-                    body = e.read(64 * 1024)
-                e.presdep_body = body  # type: ignore[attr-defined]
-                raise
-            except Exception:
-                if deadline.expired:
-                    raise TimeoutError(f"no complete answer within the {t:g} s deadline") from None
-                raise
-
     def complete(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``payload`` to ``/chat/completions``; return the parsed JSON response."""
         url = self.opts.base_url.rstrip("/") + "/chat/completions"
@@ -308,14 +204,14 @@ class ChatClient:
             with self._lock:
                 self.http_calls += 1
             try:
-                body = json.loads(self._post(req))
+                body = json.loads(post_with_deadline(req, self.opts.timeout_s))
                 content = body["choices"][0]["message"]["content"]
                 if not isinstance(content, str):
                     raise TypeError("message content is not a string")
                 return dict(body)
             except urllib.error.HTTPError as e:
                 if e.code != 429 and e.code < 500:
-                    reason = _error_text(getattr(e, "presdep_body", b""), key)
+                    reason = error_text(getattr(e, "presdep_body", b""), key)
                     raise ApiRequestError(
                         f"{url} refused the request: HTTP {e.code} {e.reason}: {reason}. Fix: "
                         f"what the server names (e.g. the model name or max_tokens), base_url, "
