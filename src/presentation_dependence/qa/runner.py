@@ -164,6 +164,13 @@ class QARunner:
             return "the presentations or judgements differ (another robustness block?)"
         return None
 
+    def _current(self, req: RerankRequest, grades: np.ndarray) -> bool:
+        path = self._question_path(req.query.qid)
+        if not path.exists():
+            return False
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        return self._reuse_problem(rec, req, grades) is None
+
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
         path = self.dir / "reader.json"
@@ -255,11 +262,15 @@ class QARunner:
         )
         for req in tqdm(todo, desc=f"qa {self.cfg.id}", unit="question", disable=None):
             qid = req.query.qid
-            ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
-            rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
-            rec[FINGERPRINT_KEY] = request_fingerprint(req)
-            self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
-            log.debug("question %s: %.1f s", qid, rec["seconds"])
+            # Another process sharing the folder may hold (or have finished) the question.
+            with self.folder.claim(f"qa:{qid}") as held:
+                if not held or self._current(req, grades[qid]):
+                    continue
+                ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
+                rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
+                rec[FINGERPRINT_KEY] = request_fingerprint(req)
+                self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
+                log.debug("question %s: %.1f s", qid, rec["seconds"])
         stats = getattr(self.reader, "stats", None) if todo else None
         if callable(stats):
             log.info("reader: %s (this process)", stats())

@@ -8,13 +8,19 @@ parseable grades over the K presentations. The parser is strict (:func:`parse_gr
 that is not exactly ``[i] grade:g`` with ``g`` in 0..3, a slot answered twice, or a slot not
 answered leaves that candidate's grade for that presentation *missing*: counted in the details
 (``missing_grades``), never credited. A candidate with no parseable grade at all scores 0 and
-is flagged ``all_missing``.
+is flagged ``all_missing``. When more than ``max_missing_fraction`` of a query's grades are
+missing (all of them, say, from a teacher that answers in prose), the query *fails*
+(:class:`ApiRequestError`) instead of being written as a run of zeros; an answer with no
+parseable grade at all is never cached, so a rerun asks again.
 
 HTTP: the standard library only (``urllib.request``). Requests run concurrently up to
-``max_concurrency``; 429, 5xx, timeouts, connection errors and malformed bodies are retried
+``max_concurrency``; each attempt has a wall-clock deadline of ``timeout_s`` from connecting to
+the last byte (a server trickling bytes cannot hold it longer: its socket is shut when the
+deadline passes). 429, 5xx, timeouts, connection errors and malformed bodies are retried
 with exponential backoff and jitter from a seeded generator (``Retry-After`` respected, capped
 at ``backoff_max_s``), at most ``max_retries`` times; a request that still fails raises
-:class:`ApiRequestError`, so a query is never written half-answered. Answers are cached on disk
+:class:`ApiRequestError`, so a query is never written half-answered. Any other 4xx is not
+retried; its error shows the server's reason (the body, truncated and redacted). Answers are cached on disk
 (one JSON file per request, written atomically) under the sha256 of the model snapshot, the
 full prompt messages (so the candidate order is in the key), the template and parser versions
 and the sampling settings. The API key is read from the environment variable ``api_key_env``
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -43,10 +50,12 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.http import error_text, post_with_deadline
 from presentation_dependence.readout.prompt import clean_text, get_template
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 from presentation_dependence.rerankers.self_consistency import presentations
+from presentation_dependence.secrets import redact
 
 __all__ = [
     "PARSER_VERSION",
@@ -90,10 +99,13 @@ class ClosedModelGenBscOptions(RerankerOptions):
     top_p: float = _opt(1.0, "nucleus sampling (part of the cache key)")
     max_tokens: int | None = _opt(None, "answer budget; null = 12 per candidate + 16")
     max_concurrency: int = _opt(4, "requests in flight at once")
-    timeout_s: float = _opt(60.0, "per-request timeout in seconds")
+    timeout_s: float = _opt(60.0, "wall-clock deadline of one HTTP attempt (connect to last byte)")
     max_retries: int = _opt(6, "retries per request on 429 / 5xx / timeout / malformed body")
     backoff_base_s: float = _opt(1.0, "first backoff; doubles per retry, with jitter")
     backoff_max_s: float = _opt(60.0, "cap on one backoff (and on Retry-After)")
+    max_missing_fraction: float = _opt(
+        0.5, "a query fails when more of its grades than this fraction do not parse (1 = never)"
+    )
     use_cache: bool = _opt(True, "read and write the on-disk answer cache")
     cache_dir: str | None = _opt(None, "cache folder; null = <presdep cache>/api-teacher")
 
@@ -115,6 +127,9 @@ class ClosedModelGenBscOptions(RerankerOptions):
         b = self.backoff_base_s
         if isinstance(b, bool) or not isinstance(b, (int, float)) or b < 0:
             raise ConfigError(f"backoff_base_s must be a number >= 0, got {b!r}")
+        f = self.max_missing_fraction
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 1:
+            raise ConfigError(f"max_missing_fraction must be a number in [0, 1], got {f!r}")
         if not isinstance(self.use_cache, bool):
             raise ConfigError(f"use_cache must be true or false, got {self.use_cache!r}")
         if "://" not in self.base_url:
@@ -189,18 +204,18 @@ class ChatClient:
             with self._lock:
                 self.http_calls += 1
             try:
-                with urllib.request.urlopen(req, timeout=self.opts.timeout_s) as resp:
-                    raw = resp.read()
-                body = json.loads(raw)
+                body = json.loads(post_with_deadline(req, self.opts.timeout_s))
                 content = body["choices"][0]["message"]["content"]
                 if not isinstance(content, str):
                     raise TypeError("message content is not a string")
                 return dict(body)
             except urllib.error.HTTPError as e:
                 if e.code != 429 and e.code < 500:
+                    reason = error_text(getattr(e, "presdep_body", b""), key)
                     raise ApiRequestError(
-                        f"{url} refused the request: HTTP {e.code} {e.reason}. Fix: check the "
-                        f"model name, base_url and the key in ${self.opts.api_key_env}"
+                        f"{url} refused the request: HTTP {e.code} {e.reason}: {reason}. Fix: "
+                        f"what the server names (e.g. the model name or max_tokens), base_url, "
+                        f"or the key in ${self.opts.api_key_env}"
                     ) from None
                 retry_after = e.headers.get("Retry-After") if e.headers else None
                 last = f"HTTP {e.code}"
@@ -217,7 +232,7 @@ class ChatClient:
             except (ValueError, KeyError, IndexError, TypeError) as e:
                 last = f"malformed body ({type(e).__name__})"
                 self._count("malformed")
-            except (ConnectionError, OSError) as e:
+            except (ConnectionError, OSError, http.client.HTTPException) as e:
                 last = f"connection error ({e})"
                 self._count("connection")
             if attempt == self.opts.max_retries:
@@ -277,8 +292,9 @@ class ClosedModelGenBscReranker:
         blob = json.dumps(fields, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-    def _answer(self, payload: dict[str, Any]) -> tuple[str, str, bool]:
-        """(answer text, responding model, cached?) for one presentation."""
+    def _answer(self, payload: dict[str, Any], n: int) -> tuple[str, str, bool]:
+        """(answer text, responding model, cached?) for one presentation of ``n`` passages.
+        An answer without a single parseable grade is not cached (a rerun asks again)."""
         key = self.cache_key(payload)
         path = self.cache_dir / key[:2] / f"{key}.json"
         if self.options.use_cache and path.is_file():
@@ -290,7 +306,9 @@ class ClosedModelGenBscReranker:
         body = self.client.complete(payload)
         content = str(body["choices"][0]["message"]["content"])
         model = str(body.get("model", ""))
-        if self.options.use_cache:
+        if all(g is None for g in parse_grades(content, n)[0]):
+            logger.warning("an answer with no parseable grade (not cached): %r", content[:200])
+        elif self.options.use_cache:
             entry = {
                 "key": key,
                 "model_snapshot": self.options.model_snapshot or self.options.model,
@@ -320,7 +338,7 @@ class ClosedModelGenBscReranker:
             payloads.append(self._payload([{"role": "user", "content": user}], n))
         calls0, retries0 = self.client.http_calls, self.client.retries
         with ThreadPoolExecutor(max_workers=min(o.max_concurrency, len(payloads))) as pool:
-            answers = list(pool.map(self._answer, payloads))
+            answers = list(pool.map(lambda p: self._answer(p, n), payloads))
         grades: list[list[int | None]] = [[] for _ in range(n)]
         bad_lines = 0
         for order, (text, _, _) in zip(orders, answers, strict=True):
@@ -348,6 +366,19 @@ class ClosedModelGenBscReranker:
             retries=self.client.retries - retries0,
             response_models=sorted({a[1] for a in answers if a[1]}),
         )
+        total = n * len(orders)
+        if details["missing_grades"] > o.max_missing_fraction * total:
+            example = next(
+                (a[0] for a in answers if all(g is None for g in parse_grades(a[0], n)[0])),
+                answers[0][0],
+            )
+            raise ApiRequestError(
+                f"query {query.qid!r}: {details['missing_grades']} of {total} grades did not "
+                f"parse (more than max_missing_fraction {o.max_missing_fraction:g}), so the query "
+                f"failed and nothing is written for it; answers without any grade are not "
+                f"cached. An answer: {redact(example[:200])!r}. Fix: check the model and the "
+                "template's answer format, or raise max_missing_fraction"
+            )
         if details["missing_grades"]:
             logger.warning(
                 "query %s: %d of %d grades unparseable (not credited), %d candidates with none",

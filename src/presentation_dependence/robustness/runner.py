@@ -127,28 +127,31 @@ class PSIRunner:
         if not same:
             self.folder.write_text(path.relative_to(self.folder.path), text)
 
+    def _reuse_problem(self, req: RerankRequest, grades: np.ndarray) -> str | None:
+        """Why the stored scores of ``req`` cannot be reused (None: they can)."""
+        fp, stored = read_fingerprint(self._query_path(req.query.qid))
+        problem = reuse_problem(req, [str(d) for d in stored["docids"]], fp)
+        if problem is None and not np.array_equal(stored["grades"], grades):
+            problem = "the judgements differ"
+        if problem is None:
+            drawn = self.presentations(req, grades)
+            if any(
+                f"{k}:perms" not in stored or not np.array_equal(stored[f"{k}:perms"], v)
+                for k, v in drawn.items()
+            ):
+                problem = "the presentations differ"
+        return problem
+
     def _changed(
         self, requests: Sequence[RerankRequest], grades: dict[str, np.ndarray]
     ) -> dict[str, str]:
         """``{qid: what differs}`` for stored queries whose input or presentations differ."""
         changed: dict[str, str] = {}
         for req in requests:
-            path = self._query_path(req.query.qid)
-            if not path.exists():
-                continue
-            fp, stored = read_fingerprint(path)
-            problem = reuse_problem(req, [str(d) for d in stored["docids"]], fp)
-            if problem is None and not np.array_equal(stored["grades"], grades[req.query.qid]):
-                problem = "the judgements differ"
-            if problem is None:
-                drawn = self.presentations(req, grades[req.query.qid])
-                if any(
-                    f"{k}:perms" not in stored or not np.array_equal(stored[f"{k}:perms"], v)
-                    for k, v in drawn.items()
-                ):
-                    problem = "the presentations differ"
-            if problem is not None:
-                changed[req.query.qid] = problem
+            if self._query_path(req.query.qid).exists():
+                problem = self._reuse_problem(req, grades[req.query.qid])
+                if problem is not None:
+                    changed[req.query.qid] = problem
         if changed and not self.recompute_changed:
             listed = "; ".join(f"query {q!r}: {why}" for q, why in list(changed.items())[:5])
             raise PresdepError(
@@ -256,11 +259,18 @@ class PSIRunner:
             )
         )
         for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
-            write_query(
-                self._query_path(req.query.qid),
-                self._score_query(req, grades[req.query.qid]),
-                fingerprint=request_fingerprint(req),
-            )
+            qid = req.query.qid
+            # Another process sharing the folder may hold (or have finished) the query.
+            with folder.claim(f"psi:{qid}") as held:
+                if not held or (
+                    self._query_path(qid).exists() and self._reuse_problem(req, grades[qid]) is None
+                ):
+                    continue
+                write_query(
+                    self._query_path(qid),
+                    self._score_query(req, grades[qid]),
+                    fingerprint=request_fingerprint(req),
+                )
         missing = [
             r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()
         ]

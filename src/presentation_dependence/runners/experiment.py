@@ -167,15 +167,36 @@ class ExperimentManager:
             len(mine) - len(todo),
             len(todo),
         )
+        computed = elsewhere = 0
         for req in tqdm(todo, desc=f"rerank {self.cfg.id}", unit="query", disable=None):
-            result = self.reranker.rank(req.query, req.candidates)
-            self._check_result(req, result)
-            record = {**result.to_dict(), FINGERPRINT_KEY: request_fingerprint(req)}
-            folder.write_json(folder.per_query_file(req.query.qid).relative_to(folder.path), record)
+            # Another process on this folder (same shard, or none given) may hold the query.
+            with folder.claim(req.query.qid) as mine_now:
+                if not mine_now or self._current(folder, req):
+                    elsewhere += 1
+                    continue
+                result = self.reranker.rank(req.query, req.candidates)
+                self._check_result(req, result)
+                record = {**result.to_dict(), FINGERPRINT_KEY: request_fingerprint(req)}
+                rel = folder.per_query_file(req.query.qid).relative_to(folder.path)
+                folder.write_json(rel, record)
+                computed += 1
+        if elsewhere:
+            log.info("%d queries were ranked by another process sharing this folder", elsewhere)
         complete = self._write_run_if_complete(folder, dataset)
         return ExperimentSummary(
-            folder.path, len(dataset.requests), len(todo), len(mine) - len(todo), complete
+            folder.path, len(dataset.requests), computed, len(mine) - len(todo), complete
         )
+
+    @staticmethod
+    def _current(folder: RunFolder, req: RerankRequest) -> bool:
+        """True when the query's stored result was computed from this very request (by another
+        process while this one waited)."""
+        path = folder.per_query_file(req.query.qid)
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return bool(saved.get(FINGERPRINT_KEY) == request_fingerprint(req))
 
     @staticmethod
     def _check_result(req: RerankRequest, result: RankResult) -> None:

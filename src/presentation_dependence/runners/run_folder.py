@@ -9,6 +9,7 @@ Layout (docs/RUN-ARTIFACTS.md)::
     run.trec                 the TREC run, written once every query has a result
     metrics.json             pytrec_eval per query and means (EvalManager)
     run.log                  the log of every invocation (secrets redacted)
+    .locks/                  lock files of processes sharing the folder (provenance, claims)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import yaml
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.lock import file_lock
 from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
 __all__ = ["RunFolder", "default_run_dir", "safe_file_stem"]
@@ -42,6 +44,7 @@ RUN_FILE = "run.trec"
 QRELS_FILE = "qrels.txt"
 METRICS = "metrics.json"
 LOG_FILE = "run.log"
+LOCKS = ".locks"  # lock files of processes sharing the folder (hidden: not results)
 
 
 _MAX_STEM_BYTES = 200  # file names are limited to 255 bytes; leave room for suffixes and temps
@@ -231,11 +234,25 @@ class RunFolder:
         return self.resolved_config.read_text(encoding="utf-8")
 
     def append_provenance(self, record: Mapping[str, Any]) -> None:
-        """Append one invocation's record to ``provenance.json`` (atomic rewrite)."""
+        """Append one invocation's record to ``provenance.json`` (atomic rewrite), under the
+        folder's lock so that processes sharing the folder lose no record."""
         p = self.path / PROVENANCE
-        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
-        data["invocations"].append(dict(record))
-        self.write_redacted_json(PROVENANCE, data)
+        with file_lock(self.path / LOCKS / "provenance.lock"):
+            data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
+            data["invocations"].append(dict(record))
+            self.write_redacted_json(PROVENANCE, data)
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[bool]:
+        """Claim the unit of work ``key`` (a query) for this process: yields False at once when
+        another process holds it. The claim ends with the block, or with the process."""
+        lock = self.path / LOCKS / f"{safe_file_stem(key)}.lock"
+        with file_lock(lock, blocking=False) as held:
+            try:
+                yield held
+            finally:
+                if held:  # tidy; a waiter that opened it re-checks the result after locking
+                    lock.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def logging_to_file(self) -> Iterator[None]:

@@ -4,7 +4,9 @@ It serves a local causal LM (greedy generation through transformers) or any ``re
 callable, on ``127.0.0.1`` at a free port, in a daemon thread. Faults are injected by a queue
 of one-shot fault names taken in request order (``"429"``, ``"500"``, ``"timeout"``: sleep past
 the client's timeout and then answer, ``"malformed"``: a 200 with a body that is not a chat
-completion). Every request is counted, so tests can show what was retried and what was not.
+completion, ``"400"``: a refusal with ``error_body``, ``"trickle"``: a valid answer sent one byte
+every ``trickle_interval_s``). Every request is counted, so tests can show what was retried and
+what was not; ``client_gone`` counts answers the client hung up on.
 
 Used by ``tests/rerankers/test_api_teacher.py`` and by the reranker contract suite
 (:func:`shared_chat_server_url`). It binds loopback only and never reads an API key.
@@ -32,7 +34,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
-FAULTS = ("429", "500", "timeout", "malformed")
+FAULTS = ("429", "500", "timeout", "malformed", "400", "trickle")
+DEFAULT_ERROR_BODY = b'{"error": {"message": "max_tokens is too large: 99999 > 4096"}}'
 
 
 class TransformersResponder:
@@ -81,10 +84,15 @@ class ChatServer:
         faults: Iterable[str] = (),
         timeout_sleep_s: float = 1.0,
         expected_api_key: str | None = None,
+        error_body: bytes = DEFAULT_ERROR_BODY,
+        trickle_interval_s: float = 0.2,
     ) -> None:
         self.responder = responder
         self.model_name = model_name
         self.timeout_sleep_s = timeout_sleep_s
+        self.error_body = error_body
+        self.trickle_interval_s = trickle_interval_s
+        self._busy = 0
         self.expected_api_key = expected_api_key
         self._faults: deque[str] = deque()
         self.lock = threading.Lock()
@@ -117,7 +125,13 @@ class ChatServer:
             def log_message(self, format: str, *args: Any) -> None:
                 logger.debug("chat server: " + format, *args)
 
-            def _send(self, code: int, body: bytes, headers: Mapping[str, str] = {}) -> None:
+            def _send(
+                self,
+                code: int,
+                body: bytes,
+                headers: Mapping[str, str] = {},
+                trickle: bool = False,
+            ) -> None:
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
@@ -125,11 +139,26 @@ class ChatServer:
                     for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(body)
+                    if not trickle:
+                        self.wfile.write(body)
+                    for i in range(len(body) if trickle else 0):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(server.trickle_interval_s)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up
-                    pass
+                    with server.lock:
+                        server.counts["client_gone"] += 1
 
             def do_POST(self) -> None:
+                with server.lock:
+                    server._busy += 1
+                try:
+                    self._post()
+                finally:
+                    with server.lock:
+                        server._busy -= 1
+
+            def _post(self) -> None:
                 n = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(n)
                 with server.lock:
@@ -157,7 +186,11 @@ class ChatServer:
                     if fault == "malformed":
                         self._send(200, b'{"choices": [ this is not json')
                         return
-                    time.sleep(server.timeout_sleep_s)  # "timeout": answer too late
+                    if fault == "400":
+                        self._send(400, server.error_body)
+                        return
+                    if fault == "timeout":
+                        time.sleep(server.timeout_sleep_s)  # answer too late
                 body = json.loads(raw)
                 messages = body["messages"]
                 text = server.responder(messages, body)
@@ -177,13 +210,22 @@ class ChatServer:
                     if fault is None:
                         server.counts["ok"] += 1
                         server.served_prompts[str(messages[-1].get("content", ""))] += 1
-                self._send(200, json.dumps(out).encode("utf-8"))
+                self._send(200, json.dumps(out).encode("utf-8"), trickle=fault == "trickle")
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
+
+    def wait_idle(self, timeout_s: float = 30.0) -> None:
+        """Wait until no request is being handled (e.g. a trickle noticed its client left)."""
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            with self.lock:
+                if self._busy == 0:
+                    return
+            time.sleep(0.01)
 
     def stop(self) -> None:
         if self._httpd is not None:
