@@ -1,4 +1,4 @@
-"""EvalManager: pytrec_eval over a run folder's ``run.trec`` -> ``metrics.json``.
+"""EvalManager: ir_measures (pytrec_eval) over a run folder's ``run.trec`` -> ``metrics.json``.
 
 Evaluation follows trec_eval: a query counts when it is both in the run and in the qrels; the
 mean is over those queries. Queries of the run without judgements are listed in
@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytrec_eval
 import yaml
 
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.config.build import build_dataclass
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.trec import read_qrels, read_run
+from presentation_dependence.metrics.measures import evaluate_measures
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, Run
 from presentation_dependence.runners.run_folder import METRICS, RunFolder
@@ -30,25 +30,25 @@ log = logging.getLogger(__name__)
 
 
 def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]:
-    """pytrec_eval per query and the mean over judged queries, keyed by the configured names."""
-    names = eval_cfg.trec_eval_measures()
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels.to_dict(), set(names.values()), relevance_level=eval_cfg.relevance_level
-    )
-    raw = evaluator.evaluate(run.to_dict())
-    judged = [q for q in run.qids() if q in raw]
-    per_query = {q: {n: float(raw[q][t]) for n, t in names.items()} for q in judged}
+    """Per-query values and the mean over judged queries, keyed by the configured names.
+
+    ``measures`` maps each name to its ir_measures form (``mrr@10`` -> ``RR@10``); see
+    :mod:`presentation_dependence.metrics.measures` for the providers and the tie order.
+    """
+    measures = eval_cfg.resolved_measures()
+    per_query = evaluate_measures(run, qrels, measures)
+    judged = list(per_query)
     mean = {
         n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
-        for n in names
+        for n in measures
     }
     return {
-        "measures": names,
+        "measures": {n: str(m) for n, m in measures.items()},
         "relevance_level": eval_cfg.relevance_level,
         "num_queries": len(judged),
         "mean": mean,
         "per_query": per_query,
-        "unjudged_queries": [q for q in run.qids() if q not in raw],
+        "unjudged_queries": [q for q in run.qids() if q not in per_query],
     }
 
 
