@@ -24,7 +24,7 @@ from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, Run
 from presentation_dependence.runners.run_folder import METRICS, RunFolder
 
-__all__ = ["EvalManager", "evaluate_run"]
+__all__ = ["EvalManager", "evaluate_files", "evaluate_run", "format_trec_eval"]
 
 log = logging.getLogger(__name__)
 
@@ -96,3 +96,26 @@ class EvalManager:
             ", ".join(f"{k}={v:.4f}" for k, v in metrics["mean"].items()),
         )
         return metrics
+
+
+def evaluate_files(
+    run_path: str | Path,
+    qrels_path: str | Path,
+    eval_cfg: EvalConfig | None = None,
+) -> dict[str, Any]:
+    """:func:`evaluate_run` of any TREC run file against a qrels file (``presdep eval RUN QRELS``)."""
+    metrics = evaluate_run(read_run(run_path), read_qrels(qrels_path), eval_cfg or EvalConfig())
+    return {"run": str(run_path), "qrels": str(qrels_path), **metrics}
+
+
+def format_trec_eval(metrics: dict[str, Any], *, per_query: bool = False) -> str:
+    """trec_eval's text layout: ``measure<TAB>qid|all<TAB>value`` (per query first with ``-q``)."""
+    names = list(metrics["measures"])
+    width = max(22, *(len(n) for n in names))
+    lines = []
+    if per_query:
+        for qid, values in metrics["per_query"].items():
+            lines += [f"{n.ljust(width)}\t{qid}\t{values[n]:.4f}" for n in names]
+    lines.append(f"{'num_q'.ljust(width)}\tall\t{metrics['num_queries']}")
+    lines += [f"{n.ljust(width)}\tall\t{metrics['mean'][n]:.4f}" for n in names]
+    return "\n".join(lines) + "\n"
