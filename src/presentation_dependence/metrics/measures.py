@@ -252,6 +252,4 @@ def evaluate_measures(
     run_dict = _trec_order(Run({q: run.entries[q] for q in judged}, run.name))
     for metric in pipeline.iter_calc(list(by_measure), qrels.to_dict(), run_dict):
         values[metric.query_id, metric.measure] = float(metric.value)
-    return {
-        q: {n: values.get((q, measures[n]), 0.0) for n in measures} for q in judged
-    }
+    return {q: {n: values.get((q, measures[n]), 0.0) for n in measures} for q in judged}
