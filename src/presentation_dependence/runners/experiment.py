@@ -20,11 +20,12 @@ from tqdm.auto import tqdm
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.io.rankllm_json import write_rankllm_results
 from presentation_dependence.io.trec import write_qrels, write_run
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker, build_reranker
-from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
+from presentation_dependence.runners.run_folder import RANKLLM_RESULTS, RunFolder, default_run_dir
 
 __all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard", "shard_requests"]
 
@@ -185,5 +186,6 @@ class ExperimentManager:
         ]
         run = Run.from_results(results, name=self.cfg.id)
         write_run(run, folder.run_file)
-        log.info("wrote %s (%d queries)", folder.run_file, len(results))
+        write_rankllm_results(results, folder.path / RANKLLM_RESULTS)
+        log.info("wrote %s (%d queries) and %s", folder.run_file, len(results), RANKLLM_RESULTS)
         return True
