@@ -169,9 +169,13 @@ def test_rank_llm_layout_errors_name_the_candidate_line(tmp_path: Path) -> None:
 
 def _rank_llm_shaped(obj: dict) -> bool:
     """True when ``obj`` has exactly the fields of rank_llm's Request (Query, Candidate)."""
-    return set(obj) == {"query", "candidates"} and set(obj["query"]) == {"text", "qid"} and all(
-        set(c) == {"docid", "score", "doc"} and isinstance(c["doc"], dict)
-        for c in obj["candidates"]
+    return (
+        set(obj) == {"query", "candidates"}
+        and set(obj["query"]) == {"text", "qid"}
+        and all(
+            set(c) == {"docid", "score", "doc"} and isinstance(c["doc"], dict)
+            for c in obj["candidates"]
+        )
     )
 
 
