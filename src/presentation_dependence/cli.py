@@ -3,6 +3,8 @@
 presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n]
 presdep eval --run-dir DIR [--qrels PATH]
 presdep eval RUN QRELS [-m MEASURE ...] [-l LEVEL] [-q] [--json PATH]   (any TREC run file)
+presdep psi-runs PRESENTATIONS (--config CONFIG | --candidates FILE [--qrels Q])
+    --runs VARIANT RUN [RUN ...] ... --out DIR [--report]   (any system's runs; or --write-requests DIR)
 presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
 presdep configs [--root configs/experiments]
 presdep schema [--write PATH]
@@ -71,6 +73,43 @@ def make_parser() -> argparse.ArgumentParser:
         "--from-scores",
         action="store_true",
         help="recompute the metrics from psi/grade_distributions.npz (no model call)",
+    )
+
+    pr = sub.add_parser(
+        "psi-runs",
+        help="tau-PSI, nDCG and flips of ANY system from its runs on recorded presentations",
+        description="Order instability of any system: one TREC run per recorded presentation "
+        "(psi/presentations.json) -> OUT/psi/psi_metrics.json, as 'presdep psi' writes it. "
+        "With --write-requests, first write the presented lists as rank_llm request files.",
+    )
+    pr.add_argument("presentations", help="psi/presentations.json of 'presdep psi'")
+    pr.add_argument("--config", help="experiment config whose data and robustness blocks are used")
+    pr.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    pr.add_argument(
+        "--candidates",
+        help="instead of --config: the candidates in input order (rank_llm or RankGPT JSON)",
+    )
+    pr.add_argument("--qrels", help="with --candidates: the judgements (TREC qrels)")
+    pr.add_argument(
+        "--runs",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="VARIANT RUN",
+        help="a variant name then its M run files in presentation order (repeatable), e.g. "
+        "--runs random_shuffle s0.trec s1.trec --runs same_order given.trec given.trec",
+    )
+    pr.add_argument("--out", help="output folder (gets psi/psi_metrics.json)")
+    pr.add_argument(
+        "--from-ranks",
+        action="store_true",
+        help="score candidates by their rank in each run instead of the run's scores",
+    )
+    pr.add_argument("--report", action="store_true", help="also write OUT/report/report.{md,html}")
+    pr.add_argument(
+        "--write-requests",
+        metavar="DIR",
+        help="write DIR/<variant>/<m>.json rank_llm requests (candidates as presented) and stop",
     )
 
     qa = sub.add_parser("qa", help="QA with a frozen reader -> qa/qa_metrics.json")
@@ -188,6 +227,71 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 s["ndcg_mean"]["mean"],
                 f"{s['jaccard_topk']['mean']:.3f}" if "jaccard_topk" in s else "n/a",
             )
+    return EXIT_OK
+
+
+def _psi_runs_config(args: argparse.Namespace) -> Any:
+    from presentation_dependence.config import load_experiment_config
+    from presentation_dependence.config.experiment import config_from_raw
+
+    if (args.config is None) == (args.candidates is None):
+        raise PresdepError(
+            "presdep psi-runs: give the candidates either as --config CONFIG (the config of "
+            "'presdep psi') or as --candidates FILE [--qrels QRELS], one of the two"
+        )
+    if args.config is not None:
+        return load_experiment_config(args.config, args.override)
+    data = {"dataloader_class": "RankLLMJsonLoader", "path": args.candidates}
+    if args.qrels:
+        data["qrels"] = args.qrels
+    return config_from_raw({"data": data}, Path(args.candidates).stem)
+
+
+def _cmd_psi_runs(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.data import load_dataset
+    from presentation_dependence.robustness import external
+
+    cfg = _psi_runs_config(args)
+    if args.write_requests:
+        pres = external.read_presentations(args.presentations)
+        written = external.write_presentation_requests(
+            pres, load_dataset(cfg.data).requests, args.write_requests
+        )
+        for var, paths in written.items():
+            log.info("%s: %d request files under %s", var, len(paths), paths[0].parent)
+        return EXIT_OK
+    if not args.runs or not args.out:
+        raise PresdepError(
+            "presdep psi-runs: give --runs VARIANT RUN [RUN ...] (per variant) and --out DIR, "
+            "or --write-requests DIR"
+        )
+    runs: dict[str, list[str]] = {}
+    for group in args.runs:
+        if len(group) < 2 or group[0] in runs:
+            raise PresdepError(
+                f"presdep psi-runs: --runs {' '.join(group)}: give each variant once, as a name "
+                "then its run files"
+            )
+        runs[group[0]] = group[1:]
+    metrics = external.run_psi_runs(
+        cfg, args.presentations, runs, args.out, from_ranks=args.from_ranks, argv=argv
+    )
+    for var, block in metrics["variants"].items():
+        s = block["summary"]
+        log.info(
+            "%s: tau-PSI %.3f [%.3f, %.3f], nDCG@%d mean %.3f",
+            var,
+            s["tau_psi"]["mean"],
+            s["tau_psi"]["ci_low"],
+            s["tau_psi"]["ci_high"],
+            metrics["ndcg_k"],
+            s["ndcg_mean"]["mean"],
+        )
+    if args.report:
+        from presentation_dependence.report import write_report
+
+        md, _ = write_report([args.out], Path(args.out) / "report")
+        log.info("wrote %s", md)
     return EXIT_OK
 
 
@@ -341,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_psi(args, full_argv)
         if args.command == "qa":
             return _cmd_qa(args, full_argv)
+        if args.command == "psi-runs":
+            return _cmd_psi_runs(args, full_argv)
         if args.command == "eval":
             return _cmd_eval(args, full_argv)
         if args.command == "configs":

@@ -37,6 +37,8 @@ from presentation_dependence.robustness.store import (
     NULL,
     QueryScores,
     VariantScores,
+    candidate_grades,
+    ideal_grades,
     load_columnar,
     read_query,
     write_columnar,
@@ -152,8 +154,7 @@ class PSIRunner:
                 forward_passes=passes,
                 prompt_tokens=tokens,
             )
-        judged = self._qrels.judgements.get(req.query.qid, {}) if self._qrels else {}
-        ideal = np.array(sorted(judged.values(), reverse=True), dtype=np.int64)
+        ideal = ideal_grades(req.query.qid, self._qrels)
         return QueryScores(
             req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants
         )
@@ -177,13 +178,7 @@ class PSIRunner:
             return self._analyse(load_columnar(columnar))
         dataset = load_dataset(self.cfg.data)
         qrels = self._qrels = dataset.qrels
-        grades = {
-            r.query.qid: np.array(
-                [qrels.grade(r.query.qid, c.docid) if qrels else 0 for c in r.candidates],
-                dtype=np.int64,
-            )
-            for r in dataset.requests
-        }
+        grades = {r.query.qid: candidate_grades(r, qrels) for r in dataset.requests}
         self._record_presentations(dataset, grades)
         mine = shard_requests(dataset.requests, self.shard)
         todo = [r for r in mine if not self._query_path(r.query.qid).exists()]
