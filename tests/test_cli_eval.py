@@ -67,3 +67,23 @@ def test_eval_usage_errors_exit_2(tmp_path: Path, caplog, args: list[str], messa
     subst = {"RUNFILE": str(run), "QRELS": str(qrels), "missing.txt": str(tmp_path / "no.txt")}
     assert main([subst.get(a, a) for a in args]) == 2
     assert message in caplog.text
+
+
+def test_version_and_every_flag_has_help(capsys) -> None:
+    import argparse
+
+    from presentation_dependence import __version__
+    from presentation_dependence.cli import make_parser
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"presdep {__version__}"
+    parser = make_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [
+        f"{name} {'/'.join(a.option_strings) or a.dest}"
+        for name, p in [("presdep", parser), *sub.choices.items()]
+        for a in p._actions
+        if not a.help and not isinstance(a, argparse._HelpAction)
+    ]
+    assert missing == []

@@ -30,6 +30,7 @@ __all__ = ["main", "make_parser"]
 log = logging.getLogger("presentation_dependence.cli")
 
 EXIT_OK = 0
+OVERRIDE_HELP = "dotted override, value parsed as YAML (repeatable), e.g. robustness.seed=3"
 EXIT_USER_ERROR = 2
 
 
@@ -47,8 +48,13 @@ def setup_logging(verbose: bool = False) -> None:
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="presdep", description=__doc__.split("\n")[0])
+    from presentation_dependence import __version__
+
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"presdep {__version__}")
+    sub = p.add_subparsers(
+        dest="command", required=True, help="the subcommand; presdep COMMAND -h for its flags"
+    )
 
     r = sub.add_parser("run", help="rerank a config's data into a run folder")
     r.add_argument("config", help="configs/experiments/<ID>.yaml")
@@ -66,7 +72,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     ps = sub.add_parser("psi", help="re-score under M presentations -> psi/psi_metrics.json")
     ps.add_argument("config", help="configs/experiments/<ID>.yaml (its robustness block)")
-    ps.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    ps.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     ps.add_argument("--run-dir", required=True, help="run folder (shared with 'presdep run')")
     ps.add_argument("--shard", help="k/n: score only queries i with i %% n == k (0-based)")
     ps.add_argument(
@@ -84,7 +92,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     pr.add_argument("presentations", help="psi/presentations.json of 'presdep psi'")
     pr.add_argument("--config", help="experiment config whose data and robustness blocks are used")
-    pr.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    pr.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     pr.add_argument(
         "--candidates",
         help="instead of --config: the candidates in input order (rank_llm or RankGPT JSON)",
@@ -114,7 +124,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     qa = sub.add_parser("qa", help="QA with a frozen reader -> qa/qa_metrics.json")
     qa.add_argument("config", help="configs/experiments/<ID>.yaml (its qa and robustness blocks)")
-    qa.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    qa.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     qa.add_argument("--run-dir", required=True, help="run folder (shared with 'presdep run')")
     qa.add_argument("--shard", help="k/n: answer only questions i with i %% n == k (0-based)")
     qa.add_argument(
@@ -159,19 +171,25 @@ def make_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", metavar="PATH", help="with RUN QRELS: also write the metrics as JSON")
 
     c = sub.add_parser("configs", help="list the experiment configs")
-    c.add_argument("--root", default="configs/experiments")
+    c.add_argument(
+        "--root", default="configs/experiments", help="folder of the configs (default: %(default)s)"
+    )
 
     s = sub.add_parser("schema", help="print (or write) the config schema in Markdown")
     s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
 
     jd = sub.add_parser("judge", help="N-way judge sweep (or task: rank) -> records + report")
     jd.add_argument("config", help="configs/judge/<ID>.yaml")
-    jd.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    jd.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     jd.add_argument("--out", help="output folder (default <output_root>/<ID>/<timestamp>/)")
 
     nz = sub.add_parser("noise", help="rerun noise: judge the same items repeatedly, compare")
     nz.add_argument("config", help="configs/judge/<ID>.yaml (its noise block)")
-    nz.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    nz.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     nz.add_argument("--out", help="output folder (default <output_root>/<ID>/<timestamp>/)")
     nz.add_argument("--batch-sizes", type=int, nargs="+", help="conditions (default: config)")
     nz.add_argument("--repeats", type=int, help="runs per condition (default: config)")
@@ -180,7 +198,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gate", help="noise-aware pass/fail of a judge score (exit 1 = fail)")
     g.add_argument("config", help="configs/judge/<ID>.yaml (its gate block)")
-    g.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
+    g.add_argument(
+        "--override", "-o", action="append", default=[], metavar="KEY=VALUE", help=OVERRIDE_HELP
+    )
     g.add_argument("--threshold", type=float, help="gate.threshold")
     g.add_argument("--k", type=int, help="gate.k: calls per case")
     g.add_argument("--verdict", help="JSON verdict path (default <output_root>/<ID>/<ts>/...)")

@@ -27,7 +27,6 @@ from typing import Any
 from urllib.parse import quote
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.config.build import to_plain
@@ -43,6 +42,7 @@ from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker
 from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners.experiment import shard_requests
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.runners.run_folder import RunFolder
 
 __all__ = ["QA_DIR", "QARunner"]
@@ -221,7 +221,7 @@ class QARunner:
                 },
             )
         )
-        for req in tqdm(todo, desc=f"qa {self.cfg.id}", unit="question", disable=None):
+        for req in progress(todo, f"qa {self.cfg.id}", "question"):
             qid = req.query.qid
             ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
             rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])

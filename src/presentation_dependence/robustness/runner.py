@@ -19,7 +19,6 @@ from typing import Any
 from urllib.parse import quote
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
@@ -45,6 +44,7 @@ from presentation_dependence.robustness.store import (
     write_query,
 )
 from presentation_dependence.runners.experiment import shard_requests
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.runners.run_folder import RunFolder
 
 __all__ = ["PSIRunner"]
@@ -194,7 +194,7 @@ class PSIRunner:
                 },
             )
         )
-        for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
+        for req in progress(todo, f"psi {self.cfg.id}", "query"):
             write_query(
                 self._query_path(req.query.qid), self._score_query(req, grades[req.query.qid])
             )

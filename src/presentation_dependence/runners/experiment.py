@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
@@ -25,6 +23,7 @@ from presentation_dependence.io.trec import write_qrels, write_run
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.runners.run_folder import RANKLLM_RESULTS, RunFolder, default_run_dir
 
 __all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard", "shard_requests"]
@@ -133,7 +132,7 @@ class ExperimentManager:
             len(mine) - len(todo),
             len(todo),
         )
-        for req in tqdm(todo, desc=f"rerank {self.cfg.id}", unit="query", disable=None):
+        for req in progress(todo, f"rerank {self.cfg.id}", "query"):
             result = self.reranker.rank(req.query, req.candidates)
             self._check_result(req, result)
             folder.write_json(
