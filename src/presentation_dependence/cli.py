@@ -7,6 +7,7 @@ presdep psi-runs PRESENTATIONS (--config CONFIG | --candidates FILE [--qrels Q])
     --runs VARIANT RUN [RUN ...] ... --out DIR [--report]   (any system's runs; or --write-requests DIR)
 presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
 presdep configs [--root configs/experiments]
+presdep init DIR [--force]   (the shipped configs/ and fixtures/, for an installed wheel)
 presdep schema [--write PATH]
 presdep judge CONFIG [--override KEY=VALUE ...] [--out DIR]
 presdep noise CONFIG [--batch-sizes 1 4] [--repeats 2] [--one-at-a-time] [--reference FILE] [--out DIR]
@@ -172,8 +173,13 @@ def make_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("configs", help="list the experiment configs")
     c.add_argument(
-        "--root", default="configs/experiments", help="folder of the configs (default: %(default)s)"
+        "--root",
+        help="folder of the configs (default: ./configs/experiments, else the installed ones)",
     )
+
+    it = sub.add_parser("init", help="write the shipped configs/ and fixtures/ into a folder")
+    it.add_argument("dir", help="target folder (then run the main job from there)")
+    it.add_argument("--force", action="store_true", help="overwrite configs/ and fixtures/ there")
 
     s = sub.add_parser("schema", help="print (or write) the config schema in Markdown")
     s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
@@ -393,13 +399,32 @@ def _cmd_eval_files(args: argparse.Namespace) -> int:
 
 def _cmd_configs(args: argparse.Namespace) -> int:
     from presentation_dependence.config import list_experiment_configs
+    from presentation_dependence.resources import shipped_configs_dir
 
-    rows = list_experiment_configs(args.root)
+    root = args.root
+    if root is None:
+        local = Path("configs/experiments")
+        root = local if local.is_dir() else shipped_configs_dir()
+        if root != local:
+            log.info("no ./configs/experiments: listing the installed configs (presdep init DIR)")
+    rows = list_experiment_configs(root)
     if not rows:
-        log.error("no configs under %s", args.root)
+        log.error("no configs under %s", root)
         return EXIT_USER_ERROR
     width = max(len(i) for i, _ in rows)
     sys.stdout.write("".join(f"{i.ljust(width)}  {d}\n" for i, d in rows))
+    return EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from presentation_dependence.resources import init_project
+
+    for path in init_project(args.dir, force=args.force):
+        log.info("wrote %s", path)
+    log.info(
+        "next: cd %s && presdep run configs/experiments/example-noveleval-smollm2.yaml --eval",
+        args.dir,
+    )
     return EXIT_OK
 
 
@@ -471,6 +496,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_eval(args, full_argv)
         if args.command == "configs":
             return _cmd_configs(args)
+        if args.command == "init":
+            return _cmd_init(args)
         if args.command in ("judge", "noise", "gate"):
             cmd = {"judge": _cmd_judge, "noise": _cmd_noise, "gate": _cmd_gate}[args.command]
             return cmd(args, full_argv)
