@@ -38,7 +38,7 @@ from presentation_dependence.io._lines import iter_lines, parse_json_line, read_
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Candidate, Query, RankResult, RerankRequest
 
-__all__ = ["read_rankllm_json", "write_rankllm_json", "write_rankllm_results"]
+__all__ = ["doc_text", "read_rankllm_json", "write_rankllm_json", "write_rankllm_results"]
 
 FIX = (
     'write [{"query": {"text", "qid"}, "candidates": [{"docid", "score", "doc": {"text"}}]}] '
@@ -127,21 +127,35 @@ def _list_key(obj: dict[str, Any]) -> str:
     return "candidates" if "candidates" in obj or "hits" not in obj else "hits"
 
 
+def doc_text(doc: Any) -> str:
+    """A rank_llm ``doc`` as one text: the title, one space, the first text field.
+
+    Raises ``ValueError`` when ``doc`` is not a dict with a string text field.
+    """
+    body = next((doc[k] for k in TEXT_KEYS if k in doc), None) if isinstance(doc, dict) else None
+    title = doc.get("title") if isinstance(doc, dict) else None
+    if not isinstance(body, str) or (title is not None and not isinstance(title, str)):
+        keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(
+            f'a "doc" with a string {" / ".join(TEXT_KEYS)} (and an optional string "title"); '
+            f"got {keys}"
+        )
+    return f"{title or ''} {body}".strip()
+
+
 def _doc_text(path: Path, line: int, doc: Any) -> str:
-    """A rank_llm ``doc`` as one text: the title, one space, the first text field."""
     if not isinstance(doc, dict):
         raise InputFormatError(path, line, 'a "doc" object', repr(doc)[:60], FIX)
-    body = next((doc[k] for k in TEXT_KEYS if k in doc), None)
-    title = doc.get("title")
-    if not isinstance(body, str) or (title is not None and not isinstance(title, str)):
+    try:
+        return doc_text(doc)
+    except ValueError:
         raise InputFormatError(
             path,
             line,
             f'a "doc" with a string {" / ".join(TEXT_KEYS)} (and an optional string "title")',
             f"keys {sorted(doc)}",
             FIX,
-        )
-    return f"{title or ''} {body}".strip()
+        ) from None
 
 
 def _candidate(path: Path, line: int, item: Any, pos: int, qid: str, layout: str) -> Candidate:
