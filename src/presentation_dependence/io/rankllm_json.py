@@ -1,17 +1,26 @@
-"""The rank_llm / RankGPT request layout.
+"""rank_llm's request/result layout and the older RankGPT layout, read and written.
 
-::
+rank_llm (``rank_llm.data.Request`` / ``Result``, written by its ``DataWriter``)::
+
+    [{"query": {"text": ..., "qid": ...},
+      "candidates": [{"docid": ..., "score": ..., "doc": {"text": ..., "title": ...}}, ...]},
+     ...]
+
+RankGPT (e.g. ``bm25_top100_dl19.json``)::
 
     [{"query": "text" | {"text": ..., "qid": ...},
       "hits": [{"content": ..., "qid": ..., "docid": ..., "rank": ..., "score": ...}, ...]},
      ...]
 
-The file is either one JSON array (as RankGPT writes it, e.g. ``bm25_top100_dl19.json``) or
-JSON lines with one such object per line. The query id comes from ``query.qid`` or else from the
-hits' ``qid`` (RankGPT's form, where ``query`` is a plain string); every hit must agree with it.
-Ids may be JSON numbers and are read as strings. A hit's ``rank`` defaults to its 1-based
-position, its ``score`` may be missing or null (read as NaN). Errors name the line where the
-offending query or hit object starts.
+The file is either one JSON array or JSON lines with one such object per line; each object may
+use either layout. In the RankGPT layout the query id comes from ``query.qid`` or else from the
+hits' ``qid`` (where ``query`` is a plain string); every hit must agree with it. A candidate's
+text is the first of ``doc``'s ``text``, ``segment``, ``contents``, ``content``, ``body``,
+``passage`` (rank_llm's order), after its ``title`` and one space when there is a title (the
+BEIR convention of :mod:`presentation_dependence.io.beir`). Ids may be JSON numbers and are read
+as strings. A candidate's first-stage ``rank`` is its 1-based position (or a hit's ``rank``), its
+``score`` may be missing or null (read as NaN). Errors name the line where the offending query
+or candidate object starts.
 """
 
 from __future__ import annotations
@@ -27,11 +36,15 @@ from typing import Any
 from presentation_dependence.errors import InputFormatError
 from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line, read_text
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.records import Candidate, Query, RerankRequest
+from presentation_dependence.records import Candidate, Query, RankResult, RerankRequest
 
-__all__ = ["read_rankllm_json", "write_rankllm_json"]
+__all__ = ["doc_text", "read_rankllm_json", "write_rankllm_json", "write_rankllm_results"]
 
-FIX = 'write [{"query": "text", "hits": [{"docid", "content", "qid", "rank", "score"}]}]'
+FIX = (
+    'write [{"query": {"text", "qid"}, "candidates": [{"docid", "score", "doc": {"text"}}]}] '
+    '(rank_llm) or [{"query": "text", "hits": [{"docid", "content", "qid", "rank", "score"}]}]'
+)
+TEXT_KEYS = ("text", "segment", "contents", "content", "body", "passage")
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
 
@@ -109,73 +122,124 @@ def _as_id(value: Any) -> str | None:
     return str(value).strip() or None
 
 
-def _request(path: Path, line: int, obj: Any, hit_lines: Sequence[int]) -> RerankRequest:
+def _list_key(obj: dict[str, Any]) -> str:
+    """``"candidates"`` (rank_llm) or ``"hits"`` (RankGPT): the key holding the list."""
+    return "candidates" if "candidates" in obj or "hits" not in obj else "hits"
+
+
+def doc_text(doc: Any) -> str:
+    """A rank_llm ``doc`` as one text: the title, one space, the first text field.
+
+    Raises ``ValueError`` when ``doc`` is not a dict with a string text field.
+    """
+    body = next((doc[k] for k in TEXT_KEYS if k in doc), None) if isinstance(doc, dict) else None
+    title = doc.get("title") if isinstance(doc, dict) else None
+    if not isinstance(body, str) or (title is not None and not isinstance(title, str)):
+        keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(
+            f'a "doc" with a string {" / ".join(TEXT_KEYS)} (and an optional string "title"); '
+            f"got {keys}"
+        )
+    return f"{title or ''} {body}".strip()
+
+
+def _doc_text(path: Path, line: int, doc: Any) -> str:
+    if not isinstance(doc, dict):
+        raise InputFormatError(path, line, 'a "doc" object', repr(doc)[:60], FIX)
+    try:
+        return doc_text(doc)
+    except ValueError:
+        raise InputFormatError(
+            path,
+            line,
+            f'a "doc" with a string {" / ".join(TEXT_KEYS)} (and an optional string "title")',
+            f"keys {sorted(doc)}",
+            FIX,
+        ) from None
+
+
+def _candidate(path: Path, line: int, item: Any, pos: int, qid: str, layout: str) -> Candidate:
+    if not isinstance(item, dict):
+        raise InputFormatError(path, line, "a candidate object", type(item).__name__, FIX)
+    docid = _as_id(item.get("docid"))
+    if layout == "candidates":
+        if docid is None:
+            raise InputFormatError(path, line, 'a candidate "docid"', "none", FIX)
+        text = _doc_text(path, line, item.get("doc"))
+        rank: Any = pos
+    else:
+        content = item.get("content")
+        if docid is None or not isinstance(content, str):
+            raise InputFormatError(
+                path,
+                line,
+                'a hit with a "docid" and a string "content"',
+                f"docid {item.get('docid')!r}, content {type(content).__name__}",
+                FIX,
+            )
+        text, rank = content, item.get("rank", pos)
+        if "qid" in item and _as_id(item["qid"]) != qid:
+            raise InputFormatError(
+                path,
+                line,
+                f"the query's qid {qid!r}",
+                f"qid {item['qid']!r}",
+                "give every hit of a query the same qid",
+            )
+    score = item.get("score")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        raise InputFormatError(path, line, "an integer rank >= 1", repr(rank), FIX)
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        raise InputFormatError(path, line, "a numeric score or null", repr(score), FIX)
+    return Candidate(docid, text, rank, math.nan if score is None else float(score))
+
+
+def _request(path: Path, line: int, obj: Any, item_lines: Sequence[int]) -> RerankRequest:
     if not isinstance(obj, dict):
         raise InputFormatError(path, line, "a JSON object per query", type(obj).__name__, FIX)
-    q, hits = obj.get("query"), obj.get("hits")
-    if not isinstance(hits, list):
-        raise InputFormatError(path, line, 'a "hits" list', repr(hits)[:60], FIX)
+    layout = _list_key(obj)
+    q, items = obj.get("query"), obj.get(layout)
+    if not isinstance(items, list):
+        raise InputFormatError(
+            path, line, 'a "candidates" (or RankGPT "hits") list', repr(items)[:60], FIX
+        )
     qid = None
     if isinstance(q, dict):
         qid, q = _as_id(q.get("qid")), q.get("text")
     if not isinstance(q, str) or not q.strip():
         raise InputFormatError(path, line, "a non-empty query text", repr(q)[:60], FIX)
-    if qid is None and hits and isinstance(hits[0], dict):
-        qid = _as_id(hits[0].get("qid"))
+    if qid is None and layout == "hits" and items and isinstance(items[0], dict):
+        qid = _as_id(items[0].get("qid"))
     if qid is None:
         raise InputFormatError(
             path,
             line,
             "a query id",
             "none",
-            'write "query": {"text": ..., "qid": ...} or give every hit a "qid"',
+            'write "query": {"text": ..., "qid": ...} (or, RankGPT, give every hit a "qid")',
         )
     check_id(path, line, qid, "query id")
     cands: list[Candidate] = []
     seen: set[str] = set()
-    for pos, hit in enumerate(hits, start=1):
-        hl = hit_lines[pos - 1] if pos <= len(hit_lines) else line
-        if not isinstance(hit, dict):
-            raise InputFormatError(path, hl, "a hit object", type(hit).__name__, FIX)
-        docid = _as_id(hit.get("docid"))
-        content = hit.get("content")
-        if docid is None or not isinstance(content, str):
+    for pos, item in enumerate(items, start=1):
+        il = item_lines[pos - 1] if pos <= len(item_lines) else line
+        cand = _candidate(path, il, item, pos, qid, layout)
+        check_id(path, il, cand.docid, "docid")
+        if cand.docid in seen:
             raise InputFormatError(
                 path,
-                hl,
-                'a hit with a "docid" and a string "content"',
-                f"docid {hit.get('docid')!r}, content {type(content).__name__}",
-                FIX,
-            )
-        check_id(path, hl, docid, "docid")
-        if docid in seen:
-            raise InputFormatError(
-                path,
-                hl,
+                il,
                 "each docid once per query",
-                f"docid {docid!r} again in query {qid!r}",
-                "remove the duplicate hit",
+                f"docid {cand.docid!r} again in query {qid!r}",
+                "remove the duplicate candidate",
             )
-        seen.add(docid)
-        if "qid" in hit and _as_id(hit["qid"]) != qid:
-            raise InputFormatError(
-                path,
-                hl,
-                f"the query's qid {qid!r}",
-                f"qid {hit['qid']!r}",
-                "give every hit of a query the same qid",
-            )
-        rank, score = hit.get("rank", pos), hit.get("score")
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise InputFormatError(path, hl, "an integer rank >= 1", repr(rank), FIX)
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise InputFormatError(path, hl, "a numeric score or null", repr(score), FIX)
-        cands.append(Candidate(docid, content, rank, math.nan if score is None else float(score)))
+        seen.add(cand.docid)
+        cands.append(cand)
     return RerankRequest(Query(qid, q.strip()), tuple(cands))
 
 
 def read_rankllm_json(path: str | Path) -> list[RerankRequest]:
-    """Read a rank_llm/RankGPT request file (JSON array or JSON lines); see the module doc."""
+    """Read a rank_llm or RankGPT request file (JSON array or JSON lines); see the module doc."""
     path = Path(path)
     text = read_text(path)
     stripped = text.lstrip()
@@ -207,11 +271,11 @@ def read_rankllm_json(path: str | Path) -> list[RerankRequest]:
                 "remove the trailing text",
             )
         for start, obj in items:
-            hit_lines: list[int] = []
-            if isinstance(obj, dict) and isinstance(obj.get("hits"), list):
-                hits, _ = doc.array(doc.members(start)["hits"])
-                hit_lines = [doc.line(p) for p, _ in hits]
-            add(doc.line(start), obj, hit_lines)
+            item_lines: list[int] = []
+            if isinstance(obj, dict) and isinstance(obj.get(_list_key(obj)), list):
+                items_at, _ = doc.array(doc.members(start)[_list_key(obj)])
+                item_lines = [doc.line(p) for p, _ in items_at]
+            add(doc.line(start), obj, item_lines)
     elif stripped.startswith("{"):
         for lineno, line_text in iter_lines(path):
             add(lineno, parse_json_line(path, lineno, line_text), [])
@@ -222,26 +286,70 @@ def read_rankllm_json(path: str | Path) -> list[RerankRequest]:
     return requests
 
 
-def write_rankllm_json(requests: Sequence[RerankRequest], path: str | Path) -> Path:
-    """Write ``requests`` as a RankGPT JSON array, atomically.
+def _dump(objects: list[dict[str, Any]], path: str | Path) -> Path:
+    """A JSON array (indent 2, as rank_llm writes it), or JSON lines when ``path`` ends .jsonl."""
+    if str(path).endswith(".jsonl"):
+        text = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
+    else:
+        text = json.dumps(objects, ensure_ascii=False, indent=2) + "\n"
+    return atomic_write_text(path, text)
 
-    ``query`` is written as ``{"text", "qid"}`` (so a query without hits keeps its id) and every
-    hit carries ``qid``, ``docid``, ``content``, ``rank`` and ``score`` (null when unknown).
+
+def _score(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def write_rankllm_json(
+    requests: Sequence[RerankRequest], path: str | Path, *, layout: str = "hits"
+) -> Path:
+    """Write ``requests`` as rank_llm requests (``layout="candidates"``) or RankGPT ones, atomically.
+
+    ``query`` is written as ``{"text", "qid"}`` (so a query without candidates keeps its id).
+    RankGPT hits carry ``qid``, ``docid``, ``content``, ``rank`` and ``score`` (null when
+    unknown); rank_llm candidates ``docid``, ``score`` and ``doc: {"text"}``. A path ending
+    ``.jsonl`` gets JSON lines, any other a JSON array.
     """
-    out = [
-        {
-            "query": {"text": r.query.text, "qid": r.query.qid},
-            "hits": [
+    if layout not in ("hits", "candidates"):
+        raise ValueError(
+            f"layout must be 'hits' (RankGPT) or 'candidates' (rank_llm), got {layout!r}"
+        )
+    out = []
+    for r in requests:
+        q = {"text": r.query.text, "qid": r.query.qid}
+        if layout == "candidates":
+            items: list[dict[str, Any]] = [
+                {"docid": c.docid, "score": _score(c.score), "doc": {"text": c.text}}
+                for c in r.candidates
+            ]
+        else:
+            items = [
                 {
                     "content": c.text,
                     "qid": r.query.qid,
                     "docid": c.docid,
                     "rank": c.rank,
-                    "score": None if math.isnan(c.score) else c.score,
+                    "score": _score(c.score),
                 }
                 for c in r.candidates
+            ]
+        out.append({"query": q, layout: items})
+    return _dump(out, path)
+
+
+def write_rankllm_results(results: Sequence[RankResult], path: str | Path) -> Path:
+    """Write reranked lists in rank_llm's ``Result`` form: candidates in rank order, atomically.
+
+    Every candidate carries the reranker's ``score`` and ``doc: {"text"}``, so the file is a
+    valid rank_llm request for a next stage (and is read back by :func:`read_rankllm_json`).
+    """
+    out = [
+        {
+            "query": {"text": res.query.text, "qid": res.query.qid},
+            "candidates": [
+                {"docid": it.candidate.docid, "score": it.score, "doc": {"text": it.candidate.text}}
+                for it in res.ranked()
             ],
         }
-        for r in requests
+        for res in results
     ]
-    return atomic_write_text(path, json.dumps(out, ensure_ascii=False, indent=1) + "\n")
+    return _dump(out, path)

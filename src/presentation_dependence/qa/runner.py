@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.config.build import to_plain
@@ -48,6 +47,7 @@ from presentation_dependence.runners.fingerprint import (
     resolved_data_paths,
     reuse_problem,
 )
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 from presentation_dependence.secrets import redact_obj
 
@@ -260,7 +260,7 @@ class QARunner:
                 },
             )
         )
-        for req in tqdm(todo, desc=f"qa {self.cfg.id}", unit="question", disable=None):
+        for req in progress(todo, f"qa {self.cfg.id}", "question"):
             qid = req.query.qid
             # Another process sharing the folder may hold (or have finished) the question.
             with self.folder.claim(f"qa:{qid}") as held:

@@ -8,7 +8,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["learning_curve", "mean_grade_by_slot", "presentation_chips", "tau_psi_bars"]
+__all__ = [
+    "chips_figure",
+    "learning_curve",
+    "mean_grade_by_slot",
+    "presentation_chips",
+    "slot_means_figure",
+    "tau_psi_bars",
+    "tau_psi_figure",
+]
 
 
 def _plt() -> Any:
@@ -35,22 +43,33 @@ def presentation_chips(
     grades: np.ndarray,
     title: str,
 ) -> bytes:
-    """The same candidates in two presentations, one row each, in slot order.
+    """PNG of :func:`chips_figure`."""
+    return _png(chips_figure(docids, orders, retained, labels, grades, title))
+
+
+def chips_figure(
+    docids: Sequence[str],
+    orders: Sequence[np.ndarray],
+    retained: Sequence[frozenset[int]],
+    labels: Sequence[str],
+    grades: np.ndarray,
+    title: str,
+) -> Any:
+    """The same candidates in two presentations, one row each, in slot order (slots 1..n).
 
     A chip is solid where the candidate is retained in that presentation, outlined where it is
     not; a red edge marks candidates the two presentations decide differently. The number in a
-    chip is the candidate's first-stage rank; its colour the qrels grade.
+    chip is the candidate's first-stage rank; its colour the qrels grade (legend).
     """
     plt = _plt()
     n = len(docids)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.42 * n), 1.6 + 0.9 * len(orders)))
-    cmap = plt.get_cmap("viridis")
     disagree = retained[0] ^ retained[1] if len(retained) == 2 else frozenset()
-    gmax = max(int(grades.max()), 1)
+    colour_of = _grade_colours(plt, grades)
     for row, (order, keep) in enumerate(zip(orders, retained, strict=True)):
         y = len(orders) - 1 - row
         for slot, i in enumerate(order):
-            colour = cmap(0.15 + 0.75 * grades[i] / gmax)
+            colour = colour_of[int(grades[i])]
             solid = int(i) in keep
             ax.add_patch(
                 plt.Rectangle(
@@ -74,20 +93,52 @@ def presentation_chips(
         ax.text(-0.2, y + 0.5, labels[row], ha="right", va="center", fontsize=8)
     ax.set_xlim(-0.1, n + 0.1)
     ax.set_ylim(0, len(orders))
+    step = max(1, n // 20)
+    ax.set_xticks(np.arange(0, n, step) + 0.5, [str(j + 1) for j in range(0, n, step)], fontsize=7)
     ax.set_xlabel(
-        "slot in the prompt (number = first-stage rank, colour = qrels grade; "
+        "slot in the prompt, 1 = first (number = first-stage rank, colour = qrels grade; "
         "solid = retained, red edge = the presentations disagree)",
         fontsize=8,
     )
     ax.set_yticks([])
     ax.set_title(title, fontsize=9)
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, facecolor=c, edgecolor=c, label=f"grade {g}")
+        for g, c in sorted(colour_of.items())
+    ]
+    ax.legend(
+        handles=handles,
+        title="qrels",
+        fontsize=7,
+        title_fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        frameon=False,
+    )
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    return _png(fig)
+    return fig
+
+
+def _grade_colours(plt: Any, grades: np.ndarray) -> dict[int, Any]:
+    """One viridis colour per grade present (and 0..max), as the legend shows them."""
+    cmap = plt.get_cmap("viridis")
+    gmax = max(int(grades.max()), 1) if grades.size else 1
+    present = {int(g) for g in grades} | set(range(gmax + 1))
+    return {g: cmap(0.15 + 0.75 * max(g, 0) / gmax) for g in sorted(present)}
 
 
 def tau_psi_bars(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """τ-PSI with its interval per (run, variant); the same-order null drawn hatched beside."""
+    """PNG of :func:`tau_psi_figure`."""
+    return _png(tau_psi_figure(rows))
+
+
+def tau_psi_figure(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """τ-PSI with its interval per (run, variant); the same-order null grey and hatched.
+
+    Every bar carries its value, and a bar at 0 (a deterministic null) is drawn as a thick grey
+    line, so "zero" is visibly a measured 0, not a missing bar.
+    """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(rows)), 3.2))
     x = np.arange(len(rows))
@@ -95,33 +146,57 @@ def tau_psi_bars(rows: Sequence[Mapping[str, Any]]) -> bytes:
     err = np.array(
         [[r["mean"] - r["ci_low"] for r in rows], [r["ci_high"] - r["mean"] for r in rows]]
     )
-    colours = ["#bbbbbb" if r["null"] else "#3b6ea8" for r in rows]
-    ax.bar(
-        x, means, yerr=err, color=colours, capsize=3, hatch=None, edgecolor="black", linewidth=0.5
-    )
+    top = max(0.55, float((means + err[1]).max()) + 0.05)
+    for i, r in enumerate(rows):
+        ax.bar(
+            x[i],
+            means[i],
+            yerr=err[:, i : i + 1],
+            color="#bbbbbb" if r["null"] else "#3b6ea8",
+            hatch="//" if r["null"] else None,
+            capsize=3,
+            edgecolor="black",
+            linewidth=0.5,
+        )
+        if means[i] < 0.005 * top:  # invisible as a bar: draw the zero
+            ax.hlines(
+                0, x[i] - 0.4, x[i] + 0.4, colors="#777777", linewidth=3, zorder=3, gid="zero"
+            )
+        ax.text(x[i], means[i] + err[1, i] + 0.01 * top, f"{means[i]:.3f}", ha="center", fontsize=7)
     ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
     ax.set_ylabel("τ-PSI = (1 − mean τ)/2")
     ax.set_title(
-        "Order instability with 95% bootstrap intervals (grey: same-order null; "
+        "Order instability with 95% bootstrap intervals (grey hatched: same-order null; "
         "dotted: uncorrelated)",
         fontsize=9,
     )
-    ax.set_ylim(0, max(0.55, float((means + err[1]).max()) + 0.05))
-    return _png(fig)
+    ax.set_ylim(0, top)
+    return fig
 
 
 def mean_grade_by_slot(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
-    """Mean score by slot under shuffled presentations (content averages out; the slot remains)."""
+    """PNG of :func:`slot_means_figure`."""
+    return _png(slot_means_figure(series))
+
+
+def slot_means_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> Any:
+    """Mean score by slot under shuffled presentations (content averages out; the slot remains).
+
+    Slots are 1-based integers; the axis ticks only integers.
+    """
     plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     for label, (slots, means) in series.items():
         ax.plot(slots, means, marker="o", markersize=3, label=label.lstrip("_"))
-    ax.set_xlabel("slot in the prompt")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("slot in the prompt (1 = first)")
     ax.set_ylabel("mean score (expected grade)")
     ax.set_title("Mean score by slot over shuffled presentations", fontsize=9)
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def learning_curve(series: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:

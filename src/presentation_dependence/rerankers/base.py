@@ -11,13 +11,15 @@ scores arise, which later analyses use (a pointwise scorer is order-free by cons
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.records import Candidate, Query, RankResult
-from presentation_dependence.registry import Registry
+from presentation_dependence.registry import Registry, did_you_mean
 
 __all__ = ["RERANKERS", "Paradigm", "Reranker", "RerankerOptions", "build_reranker"]
 
@@ -59,9 +61,24 @@ class Reranker(Protocol):
 RERANKERS: Registry[type[Reranker]] = Registry("reranker_class")
 
 
-def build_reranker(name: str, options: RerankerOptions | None = None) -> Reranker:
-    """Instantiate the reranker registered as ``name`` with its options."""
+def build_reranker(name: str, options: RerankerOptions | None = None, **fields: Any) -> Reranker:
+    """Instantiate the reranker registered as ``name`` with its options.
+
+    ``options`` is the reranker's options dataclass; or give its fields as keywords, e.g.
+    ``build_reranker("GradeReranker", chunk_size=10, device="cpu")``.
+    """
     cls = RERANKERS.get(name)
+    if fields:
+        if options is not None:
+            raise TypeError("give either options or keyword fields, not both")
+        known = [f.name for f in dataclasses.fields(cls.config_cls)]
+        unknown = [k for k in fields if k not in known]
+        if unknown:
+            raise ConfigError(
+                f"{name} has no option {unknown[0]!r}.{did_you_mean(unknown[0], known)} "
+                f"Options: {', '.join(known) or '(none)'}"
+            )
+        options = cls.config_cls(**fields)
     opts = options if options is not None else cls.config_cls()
     if not isinstance(opts, cls.config_cls):
         raise TypeError(f"{name} takes {cls.config_cls.__name__}, got {type(opts).__name__}")

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
@@ -36,6 +35,8 @@ from presentation_dependence.robustness.store import (
     NULL,
     QueryScores,
     VariantScores,
+    candidate_grades,
+    ideal_grades,
     load_columnar,
     read_fingerprint,
     read_query,
@@ -48,6 +49,7 @@ from presentation_dependence.runners.fingerprint import (
     resolved_data_paths,
     reuse_problem,
 )
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 
 __all__ = ["PSIRunner"]
@@ -198,8 +200,7 @@ class PSIRunner:
                 forward_passes=passes,
                 prompt_tokens=tokens,
             )
-        judged = self._qrels.judgements.get(req.query.qid, {}) if self._qrels else {}
-        ideal = np.array(sorted(judged.values(), reverse=True), dtype=np.int64)
+        ideal = ideal_grades(req.query.qid, self._qrels)
         return QueryScores(
             req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants
         )
@@ -229,13 +230,7 @@ class PSIRunner:
         paths = resolved_data_paths(self.cfg.data)
         folder.freeze_config(self.cfg, resolved_paths=paths)
         qrels = self._qrels = dataset.qrels
-        grades = {
-            r.query.qid: np.array(
-                [qrels.grade(r.query.qid, c.docid) if qrels else 0 for c in r.candidates],
-                dtype=np.int64,
-            )
-            for r in dataset.requests
-        }
+        grades = {r.query.qid: candidate_grades(r, qrels) for r in dataset.requests}
         self._record_presentations(dataset, grades)
         mine = shard_requests(dataset.requests, self.shard)
         changed = self._changed(mine, grades)
@@ -258,7 +253,7 @@ class PSIRunner:
                 },
             )
         )
-        for req in tqdm(todo, desc=f"psi {self.cfg.id}", unit="query", disable=None):
+        for req in progress(todo, f"psi {self.cfg.id}", "query"):
             qid = req.query.qid
             # Another process sharing the folder may hold (or have finished) the query.
             with folder.claim(f"psi:{qid}") as held:

@@ -19,10 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from presentation_dependence.io.atomic import atomic_write_bytes
+from presentation_dependence.records import Qrels, RerankRequest
 
 __all__ = [
     "QueryScores",
     "VariantScores",
+    "candidate_grades",
+    "ideal_grades",
     "load_columnar",
     "read_fingerprint",
     "read_query",
@@ -53,6 +56,20 @@ class QueryScores:
     grades: np.ndarray  # (n,) qrels grade per input candidate (0 when unjudged)
     ideal_grades: np.ndarray  # every judged grade of the query (the nDCG ideal)
     variants: Mapping[str, VariantScores]
+
+
+def candidate_grades(req: RerankRequest, qrels: Qrels | None) -> np.ndarray:
+    """(n,) qrels grade of every input candidate (0 when unjudged or without qrels)."""
+    return np.array(
+        [qrels.grade(req.query.qid, c.docid) if qrels else 0 for c in req.candidates],
+        dtype=np.int64,
+    )
+
+
+def ideal_grades(qid: str, qrels: Qrels | None) -> np.ndarray:
+    """Every judged grade of ``qid``, descending: the nDCG ideal (empty without qrels)."""
+    judged = qrels.judgements.get(qid, {}) if qrels else {}
+    return np.array(sorted(judged.values(), reverse=True), dtype=np.int64)
 
 
 _FIELDS = ("perms", "scores", "slots", "chunks", "probs", "forward_passes", "prompt_tokens")

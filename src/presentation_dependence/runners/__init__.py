@@ -1,6 +1,6 @@
 """Runners: rerank a config's data into a run folder, evaluate it."""
 
-from presentation_dependence.runners.evaluation import EvalManager, evaluate_run
+from presentation_dependence.runners.evaluation import EvalManager, evaluate_files, evaluate_run
 from presentation_dependence.runners.experiment import (
     ExperimentManager,
     ExperimentSummary,
@@ -14,6 +14,7 @@ __all__ = [
     "ExperimentSummary",
     "RunFolder",
     "default_run_dir",
+    "evaluate_files",
     "evaluate_run",
     "parse_shard",
 ]

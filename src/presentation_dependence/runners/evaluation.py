@@ -1,4 +1,4 @@
-"""EvalManager: pytrec_eval over a run folder's ``run.trec`` -> ``metrics.json``.
+"""EvalManager: ir_measures (pytrec_eval) over a run folder's ``run.trec`` -> ``metrics.json``.
 
 Evaluation follows trec_eval: a query counts when it is both in the run and in the qrels; the
 mean is over those queries. Queries of the run without judgements are listed in
@@ -13,30 +13,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytrec_eval
 import yaml
 
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.config.build import build_dataclass
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.trec import read_qrels, read_run
+from presentation_dependence.metrics.measures import evaluate_measures
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, Run
 from presentation_dependence.runners.run_folder import METRICS, RunFolder
 
-__all__ = ["EvalManager", "evaluate_run"]
+__all__ = ["EvalManager", "evaluate_files", "evaluate_run", "format_trec_eval"]
 
 log = logging.getLogger(__name__)
 
 
 def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]:
-    """pytrec_eval per query and the mean over judged queries, keyed by the configured names."""
-    names = eval_cfg.trec_eval_measures()
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels.to_dict(), set(names.values()), relevance_level=eval_cfg.relevance_level
-    )
-    raw = evaluator.evaluate(run.to_dict())
-    judged = [q for q in run.qids() if q in raw]
+    """Per-query values and the mean over judged queries, keyed by the configured names.
+
+    ``measures`` maps each name to its ir_measures form (``mrr@10`` -> ``RR@10``); see
+    :mod:`presentation_dependence.metrics.measures` for the providers and the tie order.
+    Judged queries the run does not have are not evaluated (as trec_eval) and are warned about.
+    """
+    measures = eval_cfg.resolved_measures()
+    per_query = evaluate_measures(run, qrels, measures)
+    judged = list(per_query)
     in_run = set(run.qids())
     not_in_run = [q for q in qrels.judgements if q not in in_run]
     if not_in_run:
@@ -47,18 +49,17 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]
             len(qrels.judgements),
             ", ".join(repr(q) for q in not_in_run[:3]),
         )
-    per_query = {q: {n: float(raw[q][t]) for n, t in names.items()} for q in judged}
     mean = {
         n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
-        for n in names
+        for n in measures
     }
     return {
-        "measures": names,
+        "measures": {n: str(m) for n, m in measures.items()},
         "relevance_level": eval_cfg.relevance_level,
         "num_queries": len(judged),
         "mean": mean,
         "per_query": per_query,
-        "unjudged_queries": [q for q in run.qids() if q not in raw],
+        "unjudged_queries": [q for q in run.qids() if q not in per_query],
         "judged_queries_not_in_run": len(not_in_run),
     }
 
@@ -113,3 +114,26 @@ class EvalManager:
             ", ".join(f"{k}={v:.4f}" for k, v in metrics["mean"].items()),
         )
         return metrics
+
+
+def evaluate_files(
+    run_path: str | Path,
+    qrels_path: str | Path,
+    eval_cfg: EvalConfig | None = None,
+) -> dict[str, Any]:
+    """:func:`evaluate_run` of any TREC run file against a qrels file (``presdep eval RUN QRELS``)."""
+    metrics = evaluate_run(read_run(run_path), read_qrels(qrels_path), eval_cfg or EvalConfig())
+    return {"run": str(run_path), "qrels": str(qrels_path), **metrics}
+
+
+def format_trec_eval(metrics: dict[str, Any], *, per_query: bool = False) -> str:
+    """trec_eval's text layout: ``measure<TAB>qid|all<TAB>value`` (per query first with ``-q``)."""
+    names = list(metrics["measures"])
+    width = max(22, *(len(n) for n in names))
+    lines = []
+    if per_query:
+        for qid, values in metrics["per_query"].items():
+            lines += [f"{n.ljust(width)}\t{qid}\t{values[n]:.4f}" for n in names]
+    lines.append(f"{'num_q'.ljust(width)}\tall\t{metrics['num_queries']}")
+    lines += [f"{n.ljust(width)}\tall\t{metrics['mean'][n]:.4f}" for n in names]
+    return "\n".join(lines) + "\n"

@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io._lines import check_id
+from presentation_dependence.io.rankllm_json import write_rankllm_results
 from presentation_dependence.io.trec import format_qrels, format_run, read_qrels
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RankResult, RerankRequest, Run
@@ -31,7 +30,8 @@ from presentation_dependence.runners.fingerprint import (
     resolved_data_paths,
     reuse_problem,
 )
-from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
+from presentation_dependence.runners.progress import progress
+from presentation_dependence.runners.run_folder import RANKLLM_RESULTS, RunFolder, default_run_dir
 
 __all__ = ["ExperimentManager", "ExperimentSummary", "parse_shard", "shard_requests"]
 
@@ -168,7 +168,7 @@ class ExperimentManager:
             len(todo),
         )
         computed = elsewhere = 0
-        for req in tqdm(todo, desc=f"rerank {self.cfg.id}", unit="query", disable=None):
+        for req in progress(todo, f"rerank {self.cfg.id}", "query"):
             # Another process on this folder (same shard, or none given) may hold the query.
             with folder.claim(req.query.qid) as mine_now:
                 if not mine_now or self._current(folder, req):
@@ -289,5 +289,6 @@ class ExperimentManager:
         ]
         run = Run.from_results(results, name=self.cfg.id)
         folder.write_text(folder.run_file.name, format_run(run))
-        log.info("wrote %s (%d queries)", folder.run_file, len(results))
+        write_rankllm_results(results, folder.path / RANKLLM_RESULTS)
+        log.info("wrote %s (%d queries) and %s", folder.run_file, len(results), RANKLLM_RESULTS)
         return True

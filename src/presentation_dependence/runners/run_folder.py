@@ -7,6 +7,7 @@ Layout (docs/RUN-ARTIFACTS.md)::
     qrels.txt                the judgements the run is evaluated against (copied at run time)
     per_query_results/       one JSON per query, written atomically: the resume unit
     run.trec                 the TREC run, written once every query has a result
+    rerank_results.json      the same lists in rank_llm's Result form (texts and scores)
     metrics.json             pytrec_eval per query and means (EvalManager)
     run.log                  the log of every invocation (secrets redacted)
     .locks/                  lock files of processes sharing the folder (provenance, claims)
@@ -41,6 +42,7 @@ RESOLVED_CONFIG = "resolved_config.yaml"
 PROVENANCE = "provenance.json"
 PER_QUERY = "per_query_results"
 RUN_FILE = "run.trec"
+RANKLLM_RESULTS = "rerank_results.json"
 QRELS_FILE = "qrels.txt"
 METRICS = "metrics.json"
 LOG_FILE = "run.log"

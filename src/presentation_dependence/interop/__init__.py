@@ -1,0 +1,1 @@
+"""Adapters that let this package's scorers join other toolkits' pipelines (optional extras)."""

@@ -1,0 +1,89 @@
+"""``presdep eval RUN QRELS -m ...``: trec_eval-style evaluation of any TREC run file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from presentation_dependence.cli import main
+from presentation_dependence.config import EvalConfig
+from presentation_dependence.io.trec import read_qrels, read_run
+from presentation_dependence.runners import evaluate_run
+
+
+def _table(out: str) -> dict[tuple[str, str], str]:
+    rows = [line.split("\t") for line in out.splitlines()]
+    return {(name.strip(), qid): value for name, qid, value in rows}
+
+
+def test_eval_any_run_file_on_dl19(shared_data: Path, tmp_path: Path, capsys) -> None:
+    folder = shared_data / "trec-dl19-passage"
+    run, qrels = folder / "bm25_top100_dl19.trec", folder / "qrels.dl19-passage.txt"
+    out_json = tmp_path / "m.json"
+    argv = ["eval", str(run), str(qrels), "-m", "RR@10", "-m", "AP", "-l", "2", "-q"]
+    assert main([*argv, "--json", str(out_json)]) == 0
+    table = _table(capsys.readouterr().out)
+    want = evaluate_run(
+        read_run(run),
+        read_qrels(qrels),
+        EvalConfig(measures=["RR@10", "AP"], relevance_level=2),
+    )
+    assert table["num_q", "all"] == "43"
+    for name in ("RR@10", "AP", "Judged@10"):
+        assert table[name, "all"] == f"{want['mean'][name]:.4f}"
+        assert table[name, "1037798"] == f"{want['per_query']['1037798'][name]:.4f}"
+    saved = json.loads(out_json.read_text())
+    assert saved["mean"] == want["mean"] and saved["measures"]["AP"] == "AP(rel=2)"
+    assert saved["run"] == str(run)
+
+
+def test_eval_default_measures_and_unjudged_warning(tmp_path: Path, capsys, caplog) -> None:
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq9 Q0 z 1 1.0 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\n")
+    assert main(["eval", str(run), str(qrels), "--judged-k", "0"]) == 0
+    table = _table(capsys.readouterr().out)
+    assert {name for name, _ in table} == {"num_q", "ndcg@10", "map", "mrr"}
+    assert table["mrr", "all"] == "1.0000"
+    assert "q9" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "RUNFILE"], "give RUN QRELS"),
+        (["eval", "RUNFILE", "QRELS", "--run-dir", "x"], "not both"),
+        (["eval", "RUNFILE", "missing.txt"], "is not a file"),
+        (["eval", "RUNFILE", "QRELS", "-m", "mrr@1O"], "unknown measure"),
+    ],
+)
+def test_eval_usage_errors_exit_2(tmp_path: Path, caplog, args: list[str], message: str) -> None:
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 2.0 t\n")
+    qrels.write_text("q1 0 a 1\n")
+    subst = {"RUNFILE": str(run), "QRELS": str(qrels), "missing.txt": str(tmp_path / "no.txt")}
+    assert main([subst.get(a, a) for a in args]) == 2
+    assert message in caplog.text
+
+
+def test_version_and_every_flag_has_help(capsys) -> None:
+    import argparse
+
+    from presentation_dependence import __version__
+    from presentation_dependence.cli import make_parser
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"presdep {__version__}"
+    parser = make_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [
+        f"{name} {'/'.join(a.option_strings) or a.dest}"
+        for name, p in [("presdep", parser), *sub.choices.items()]
+        for a in p._actions
+        if not a.help and not isinstance(a, argparse._HelpAction)
+    ]
+    assert missing == []
