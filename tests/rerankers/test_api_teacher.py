@@ -156,7 +156,8 @@ def test_serves_the_tiny_model(tmp_path: Path, tiny_model: str) -> None:
 
     torch.set_num_threads(1)
     with ChatServer(TransformersResponder(tiny_model, max_new_tokens=24), faults=["500"]) as srv:
-        r = make(srv.url, tmp_path, num_orders=2, timeout_s=60.0)
+        # the random tiny model writes no parseable grade: tolerate it (the test is the serving)
+        r = make(srv.url, tmp_path, num_orders=2, timeout_s=60.0, max_missing_fraction=1.0)
         res = r.rank(QUERY, cands(4))
         assert srv.counts["ok"] == 2
     assert res.details["http_calls"] == 3 and res.details["retries"] == 1

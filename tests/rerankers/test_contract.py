@@ -60,6 +60,8 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
         from presentation_dependence.serving.chat_server import shared_chat_server_url
 
         kw.update(base_url=shared_chat_server_url(tiny_model), model=tiny_model, use_cache=False)
+        if "max_missing_fraction" in fields:  # the random tiny model writes no parseable grade;
+            kw["max_missing_fraction"] = 1.0  # the contract is about shape, not grading
     if "model_name" in fields:
         kw.update(model_name=tiny_model, device="cpu", dtype="float32")
     if "qrels" in fields:  # the gold-label teacher: judgements of the contract candidates

@@ -1,0 +1,23 @@
+"""Every reliability case, in the order of docs/RELIABILITY.md."""
+
+from __future__ import annotations
+
+from presentation_dependence.reliability import Case
+from presentation_dependence.reliability.cases_inputs import INPUT_CASES, STALE_CASES
+from presentation_dependence.reliability.cases_runs import (
+    CONCURRENCY_CASES,
+    HOSTED_CASES,
+    KILL_CASES,
+)
+from presentation_dependence.reliability.cases_secrets import SECRET_CASES
+
+__all__ = ["CASES"]
+
+CASES: list[Case] = [
+    *INPUT_CASES,
+    *STALE_CASES,
+    *KILL_CASES,
+    *CONCURRENCY_CASES,
+    *SECRET_CASES,
+    *HOSTED_CASES,
+]
