@@ -36,7 +36,9 @@ def readout_transformer(reranker: Reranker, *, text_field: str = "text") -> Any:
     pt = import_optional("pyterrier", extra="pyterrier", purpose="the PyTerrier transformer")
     pd = import_optional("pandas", extra="pyterrier", purpose="the PyTerrier transformer")
 
-    class ReadoutTransformer(pt.Transformer):  # type: ignore[misc, name-defined]
+    base: Any = pt.Transformer
+
+    class ReadoutTransformer(base):
         def __init__(self) -> None:
             super().__init__()
             self.reranker = reranker
