@@ -45,6 +45,8 @@ def test_registry_names() -> None:
         "BeirLoader",
         "FixtureLoader",
         "HotpotQALoader",
+        "IrDatasetsLoader",
+        "ParquetLoader",
         "RankLLMJsonLoader",
         "TrecRunLoader",
     ]

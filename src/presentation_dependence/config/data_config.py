@@ -24,17 +24,20 @@ class DataConfig:
     dataloader_class: str = field(
         default="FixtureLoader",
         metadata={
-            "help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | TrecRunLoader"
+            "help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | "
+            "TrecRunLoader | IrDatasetsLoader | ParquetLoader"
         },
     )
     path: PathSpec = field(
         default=None,
         metadata={
-            "help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader) or BEIR folder (BeirLoader)"
+            "help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader), BEIR folder "
+            "(BeirLoader), ir_datasets id (IrDatasetsLoader) or parquet file (ParquetLoader)"
         },
     )
     run: PathSpec = field(
-        default=None, metadata={"help": "First-stage TREC run (BeirLoader, TrecRunLoader)"}
+        default=None,
+        metadata={"help": "First-stage TREC run (BeirLoader, TrecRunLoader, IrDatasetsLoader)"},
     )
     corpus: PathSpec = field(
         default=None,

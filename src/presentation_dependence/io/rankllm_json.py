@@ -38,7 +38,13 @@ from presentation_dependence.io._lines import check_id, iter_lines, parse_json_l
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Candidate, Query, RankResult, RerankRequest
 
-__all__ = ["doc_text", "read_rankllm_json", "write_rankllm_json", "write_rankllm_results"]
+__all__ = [
+    "doc_text",
+    "read_rankllm_json",
+    "request_from_obj",
+    "write_rankllm_json",
+    "write_rankllm_results",
+]
 
 FIX = (
     'write [{"query": {"text", "qid"}, "candidates": [{"docid", "score", "doc": {"text"}}]}] '
@@ -236,6 +242,14 @@ def _request(path: Path, line: int, obj: Any, item_lines: Sequence[int]) -> Rera
         seen.add(cand.docid)
         cands.append(cand)
     return RerankRequest(Query(qid, q.strip()), tuple(cands))
+
+
+def request_from_obj(obj: Any, path: str | Path, line: int | None = None) -> RerankRequest:
+    """One rank_llm / RankGPT request object (already decoded) as a :class:`RerankRequest`.
+
+    Errors name ``path`` and ``line`` (a row number for tabular sources).
+    """
+    return _request(Path(path), line or 0, obj, [])
 
 
 def read_rankllm_json(path: str | Path) -> list[RerankRequest]:
