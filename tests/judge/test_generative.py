@@ -92,3 +92,15 @@ def test_options_are_validated() -> None:
         TransformersJudgeOptions(template="nope")
     with pytest.raises(ConfigError):
         TransformersJudgeOptions(max_new_tokens=0)
+
+
+def test_answer_prefix_is_prefilled_and_parsed_with_the_response(tiny_model: str) -> None:
+    reqs = make_requests(make_items(1), "seeded", 0)
+    plain = judge(tiny_model, max_new_tokens=2, template="judge_nway_verdict_v1")
+    pre = judge(
+        tiny_model, max_new_tokens=2, template="judge_nway_verdict_v1", answer_prefix="Verdict: [["
+    )
+    (a,), (b,) = plain.judge(reqs), pre.judge(reqs)
+    assert b.judgement.startswith("Verdict: [[") and not a.judgement.startswith("Verdict: [[")
+    assert b.prompt_tokens > a.prompt_tokens and len(b.token_ids) <= 2
+    assert pre.identity().prompt_version.startswith(plain.identity().prompt_version + "+prefix:")

@@ -19,7 +19,11 @@ import yaml
 from presentation_dependence.config.build import build_dataclass, to_plain
 from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
 from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.judge import generative, scripted  # noqa: F401  (registers judges)
+from presentation_dependence.judge import (  # noqa: F401  (registers judges)
+    generative,
+    readout,
+    scripted,
+)
 from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.gate import GateConfig
 from presentation_dependence.judge.loaders import ResponseDataConfig

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,15 @@ from presentation_dependence.judge.report import (
 )
 from presentation_dependence.report.markers import markers, splice_file
 
-__all__ = ["MARK_END", "MARK_START", "measured_markdown", "update_doc"]
+__all__ = [
+    "MARK_END",
+    "MARK_START",
+    "STUDY_END",
+    "STUDY_START",
+    "measured_markdown",
+    "update_doc",
+    "update_study_doc",
+]
 
 MARK_START, MARK_END = markers("judge-measured")
 
@@ -116,3 +125,33 @@ def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) ->
 def update_doc(doc: Path, folder: Path) -> None:
     """Replace the marked section of ``doc`` with :func:`measured_markdown` of ``folder``."""
     splice_file(doc, "judge-measured", measured_markdown(folder))
+
+
+STUDY_START, STUDY_END = markers("judge-study")
+
+
+def update_study_doc(
+    doc: Path, root: Path, figure: Path | None = None, plan: Sequence[Path] = ()
+) -> None:
+    """Replace the ``judge-study`` section of ``doc`` with the tables of the study under
+    ``root`` (:mod:`~presentation_dependence.judge.study`); write the accuracy-by-slot figure
+    to ``figure`` (linked from the doc, relative to it); with ``plan`` configs, add their
+    calls and the CPU time estimated from the measured runs
+    (:mod:`~presentation_dependence.judge.study_plan`)."""
+    import os
+
+    from presentation_dependence.io.atomic import atomic_write_bytes
+    from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
+
+    runs = load_study(root)
+    link = None
+    if figure is not None and any(r.kind == "judge" for r in runs):
+        atomic_write_bytes(figure, slot_accuracy_png(runs))
+        link = os.path.relpath(figure, doc.parent)
+    head = f"Rendered by `python scripts/judge_doc.py --study {root}` from its run folders.\n\n"
+    text = head + study_markdown(runs, link)
+    if plan:
+        from presentation_dependence.judge.study_plan import plan_markdown
+
+        text += "\n### Full-size runs: calls and estimated CPU time\n\n" + plan_markdown(plan, runs)
+    splice_file(doc, "judge-study", text)

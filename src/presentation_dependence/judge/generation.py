@@ -79,9 +79,13 @@ class TransformersGenerator:
         self.eos_ids = tuple(sorted(eos))
 
     def encode_chat(
-        self, user_text: str, chat_template_kwargs: dict[str, Any] | None = None
+        self,
+        user_text: str,
+        chat_template_kwargs: dict[str, Any] | None = None,
+        assistant_prefix: str = "",
     ) -> list[int]:
-        """The user turn rendered with the model's chat template, up to the assistant start."""
+        """The user turn rendered with the model's chat template, up to the assistant start,
+        then ``assistant_prefix`` (text the response is made to start with; "" = none)."""
         tok = self.backend.tokenizer
         if not getattr(tok, "chat_template", None):
             raise ConfigError(f"{self.backend.path}: the tokenizer has no chat template")
@@ -91,7 +95,7 @@ class TransformersGenerator:
             add_generation_prompt=True,
             **(chat_template_kwargs or {}),
         )
-        return list(tok(text, add_special_tokens=False)["input_ids"])
+        return list(tok(text + assistant_prefix, add_special_tokens=False)["input_ids"])
 
     def generate(
         self,

@@ -8,6 +8,11 @@ is one user turn rendered with the model's own chat template. The *prompt versio
 ``judge_nway_v1:<first 12 hex of sha256(template text)>``: editing the text changes it, and with
 it every cache key. Verdicts go through :func:`~presentation_dependence.judge.parser.parse_verdict`
 (strict by default).
+
+Template ``judge_nway_verdict_v1`` asks for the verdict first and works the format once (for
+small models, docs/JUDGE.md). ``answer_prefix`` (default none) prefills the start of the
+response, e.g. ``Verdict: [[``: the model generates on from there, and the parsed judgement is
+prefix + generated text; the prompt version then gains ``+prefix:<sha256(prefix)[:8]>``.
 """
 
 from __future__ import annotations
@@ -45,6 +50,23 @@ ANSWER_BLOCK = (
 )
 FORMAT_ITEM = '"[[{letter}]]" if assistant {letter} is best'
 
+# Template ``judge_nway_verdict_v1``: the same judging instruction, shortened, with the format
+# instruction *after* the answers (next to where the model writes) and worked once: the verdict
+# comes first, on its own line, then one sentence of reason. A small model then writes its
+# marker within a few tokens; the verdict readout (judge/readout.py) reads the same slot.
+# ``{last}`` is the last letter of the prompt (the worked example's verdict).
+JUDGE_NWAY_VERDICT_V1 = """\
+Please act as an impartial judge and decide which of the {num} AI assistants below answers the user question best. Consider helpfulness, relevance, accuracy and level of detail. Do not let the order of the answers, their length or the assistants' names influence your decision.
+
+[User Question]
+{question}
+
+{answers}
+
+Which assistant answers best? Start your reply with the verdict on its own line, then give one short sentence of reason. The verdict is exactly one of {formats}. For example, if assistant {last} answered best, your reply would start:
+Verdict: [[{last}]]
+Reason: Assistant {last} answers the question correctly and completely."""
+
 
 @dataclass(frozen=True)
 class JudgeTemplate:
@@ -65,11 +87,16 @@ class JudgeTemplate:
         blocks = "\n\n".join(
             self.answer_block.format(letter=slot_letter(i), text=a) for i, a in enumerate(answers)
         )
-        return self.instruction.format(num=n, formats=formats, question=question, answers=blocks)
+        return self.instruction.format(
+            num=n, formats=formats, question=question, answers=blocks, last=slot_letter(n - 1)
+        )
 
 
 JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
     "judge_nway_v1": JudgeTemplate("judge_nway_v1", JUDGE_NWAY_V1, ANSWER_BLOCK, FORMAT_ITEM),
+    "judge_nway_verdict_v1": JudgeTemplate(
+        "judge_nway_verdict_v1", JUDGE_NWAY_VERDICT_V1, ANSWER_BLOCK, '"[[{letter}]]"'
+    ),
 }
 
 
@@ -99,6 +126,11 @@ class TransformersJudgeOptions(JudgeOptions):
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
+    )
+    answer_prefix: str = _opt(
+        "",
+        "text the response starts with (prefilled, then generated on; part of the parsed "
+        'judgement), e.g. "Verdict: [["; "" = none',
     )
 
     def __post_init__(self) -> None:
@@ -173,6 +205,14 @@ class TransformersJudge:
             )
         return self._generator
 
+    @property
+    def prompt_version(self) -> str:
+        """The template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
+        pre = self.options.answer_prefix
+        if not pre:
+            return self.template.version
+        return f"{self.template.version}+prefix:{hashlib.sha256(pre.encode()).hexdigest()[:8]}"
+
     def prompt_text(self, req: JudgeRequest) -> str:
         cut = self.options.max_response_chars
         answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
@@ -187,7 +227,10 @@ class TransformersJudge:
     ) -> list[JudgeRecord]:
         gen = self._ensure_loaded()
         o = self.options
-        prompts = [gen.encode_chat(self.prompt_text(r), o.chat_template_kwargs) for r in requests]
+        prompts = [
+            gen.encode_chat(self.prompt_text(r), o.chat_template_kwargs, o.answer_prefix)
+            for r in requests
+        ]
         limit = gen.backend.max_context
         for r, p in zip(requests, prompts, strict=True):
             if limit is not None and len(p) + o.max_new_tokens > limit:
@@ -212,7 +255,7 @@ class TransformersJudge:
         return [
             verdict_record(
                 r,
-                g.text,
+                o.answer_prefix + g.text,
                 o.parser_rule,
                 token_ids=g.token_ids,
                 finish=g.finish,
@@ -227,7 +270,7 @@ class TransformersJudge:
         return JudgeIdentity(
             judge_class="transformers",
             model_snapshot=self._snapshot,
-            prompt_version=self.template.version,
+            prompt_version=self.prompt_version,
             parser_version=parser_version(self.options.parser_rule),
             seed=self.options.seed,
         )

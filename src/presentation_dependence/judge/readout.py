@@ -1,0 +1,298 @@
+"""The verdict readout judge: the N-way judge prompt, then one forward pass reads P(verdict).
+
+The prompt is the generative judge's (:mod:`~presentation_dependence.judge.generative`: the same
+template, rendered as one user turn with the model's own chat template), followed by the
+*answer skeleton* up to the verdict slot, e.g. ``Verdict: [[``. The model runs once over that
+text and the distribution at the slot is read over the N verdict labels ``A``, ``B``, ..
+(softmax over those N token ids alone, as the expected-grade readout reads grades:
+:meth:`~presentation_dependence.readout.backend.TransformersBackend.grade_probs`; renormalised in
+float64, so the N probabilities sum to 1 to float64 precision). Every label
+must be exactly one token where the skeleton puts it: ``tokenize(prefix + label)`` equals
+``tokenize(prefix)`` plus one token, checked on every prompt (else
+:class:`VerdictLabelTokenizationError`, a
+:class:`~presentation_dependence.readout.prompt.GradeLabelTokenizationError`).
+
+The verdict is the argmax of P(verdict); nothing is generated, so nothing can fail to parse.
+Exact ties (possible when logits are rounded to a coarse dtype) are broken by a draw from
+``default_rng([seed, crc32('verdict-tie'), crc32(item id), *placement])``, never by slot order,
+and counted in the record. Each record keeps, in ``extra``:
+
+* ``verdict_probs``: P(slot) in slot order (sums to 1);
+* ``response_probs``: the same probabilities aligned by *response* index
+  (``response_probs[placement[j]] = verdict_probs[j]``), so placements of one item compare
+  directly;
+* ``tied``: how many slots shared the maximum (1 = no tie).
+
+The judgement text is ``P(A)=<repr> P(B)=<repr> .. Verdict: [[X]]`` (full float precision, so
+two runs have identical text exactly when their probabilities are bit-identical) and goes
+through the strict parser like any other judgement. Prompt version:
+``<template version>+readout:<first 8 hex of sha256(skeleton)>``; parser version
+``readout-argmax-v1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
+from presentation_dependence.judge.generative import JUDGE_TEMPLATES, verdict_record
+from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
+
+__all__ = [
+    "READOUT_PARSER_VERSION",
+    "ReadoutJudge",
+    "ReadoutJudgeOptions",
+    "VerdictLabelTokenizationError",
+    "argmax_verdict",
+    "check_verdict_labels",
+]
+
+logger = logging.getLogger(__name__)
+
+READOUT_PARSER_VERSION = "readout-argmax-v1"
+_TIE = zlib.crc32(b"verdict-tie")
+
+
+class VerdictLabelTokenizationError(GradeLabelTokenizationError):
+    """A verdict letter is not exactly one token right after the answer skeleton."""
+
+
+def _opt(default: Any, help_: str) -> Any:
+    return field(default=default, metadata={"help": help_})
+
+
+@dataclass(frozen=True)
+class ReadoutJudgeOptions(JudgeOptions):
+    """Options of the verdict readout judge (one forward pass per judgement)."""
+
+    model_name: str = _opt(
+        "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
+    )
+    revision: str | None = _opt(None, "hub revision; null = default (recorded as unpinned)")
+    dtype: str = _opt(
+        "float32",
+        "float32 (default: bfloat16 logits tie often between two letters), bfloat16, float16, auto",
+    )
+    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
+    batch_size: int = _opt(1, "prompts per forward pass (left-padded)")
+    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
+    num_threads: int | None = _opt(None, "torch.set_num_threads before each pass; null = leave")
+    seed: int = _opt(0, "seed of the tie-breaking draw (recorded)")
+    template: str = _opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
+    skeleton: str = _opt("Verdict: [[", "assistant text written before the verdict letter")
+    max_response_chars: int | None = _opt(2000, "cut each response to this many characters")
+    trust_remote_code: bool = _opt(False, "allow model code from the hub")
+    chat_template_kwargs: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
+    )
+
+    def __post_init__(self) -> None:
+        if self.template not in JUDGE_TEMPLATES:
+            raise ConfigError(
+                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
+            )
+        if self.batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.max_response_chars is not None and self.max_response_chars < 1:
+            raise ConfigError(
+                f"max_response_chars must be >= 1 or null, got {self.max_response_chars}"
+            )
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ConfigError(
+                f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}"
+            )
+
+
+def check_verdict_labels(tokenizer: Any, prefix: str, labels: Sequence[str]) -> tuple[int, ...]:
+    """The token id of every verdict label right after ``prefix``, each checked to be one token:
+    ``tokenize(prefix + label) == tokenize(prefix) + [id]``; ids distinct."""
+
+    def ids_of(text: str) -> list[int]:
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    base = ids_of(prefix)
+    out: list[int] = []
+    for label in labels:
+        full = ids_of(prefix + label)
+        if len(full) != len(base) + 1 or full[: len(base)] != base:
+            k = 0
+            while k < min(len(base), len(full)) and base[k] == full[k]:
+                k += 1
+            k = max(0, min(k, len(base) - 2))
+            pieces = tokenizer.convert_ids_to_tokens
+            raise VerdictLabelTokenizationError(
+                f"verdict label {label!r} is not a single token after the answer skeleton "
+                f"{prefix[-24:]!r}: the tokenizer gives {pieces(full[k:])} (ids {full[k:]}) where "
+                f"the prefix alone gives {pieces(base[k:])}. The verdict readout needs every "
+                "letter to be exactly one token in context. Fix: end the skeleton (option "
+                "'skeleton') with a character that does not merge with the letter, e.g. '[['"
+            )
+        out.append(full[-1])
+    if len(set(out)) != len(out):
+        raise VerdictLabelTokenizationError(
+            f"verdict labels {tuple(labels)!r} map to repeated token ids {out} after "
+            f"{prefix[-24:]!r}; every letter needs its own token"
+        )
+    return tuple(out)
+
+
+def argmax_verdict(probs: np.ndarray, seed: int, req: JudgeRequest) -> tuple[int, int]:
+    """(slot, tied): the most probable slot, an exact tie broken by a seeded draw."""
+    top = np.flatnonzero(probs == probs.max())
+    if top.size == 1:
+        return int(top[0]), 1
+    item = zlib.crc32(req.item.item_id.encode("utf-8"))
+    rng = np.random.default_rng([seed, _TIE, item, *req.placement])
+    return int(top[int(rng.integers(top.size))]), int(top.size)
+
+
+@JUDGES.register("readout")
+class ReadoutJudge:
+    """The N-way verdict readout on a transformers causal LM (module docstring)."""
+
+    config_cls: ClassVar[type[JudgeOptions]] = ReadoutJudgeOptions
+
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        opts = options if options is not None else ReadoutJudgeOptions()
+        if not isinstance(opts, ReadoutJudgeOptions):
+            raise TypeError(f"ReadoutJudge takes ReadoutJudgeOptions, got {opts!r}")
+        self.options = opts
+        self.template = JUDGE_TEMPLATES[opts.template]
+        self._backend: Any = None
+        self._snapshot: str | None = None
+
+    def _ensure_loaded(self) -> Any:
+        if self._backend is None:
+            from presentation_dependence.judge.generation import load_generator
+
+            o = self.options
+            self._backend, self._snapshot = load_generator(
+                o.model_name,
+                revision=o.revision,
+                dtype=o.dtype,
+                device=o.device,
+                trust_remote_code=o.trust_remote_code,
+            )
+        return self._backend
+
+    @property
+    def prompt_version(self) -> str:
+        sk = hashlib.sha256(self.options.skeleton.encode("utf-8")).hexdigest()[:8]
+        return f"{self.template.version}+readout:{sk}"
+
+    def prompt_text(self, req: JudgeRequest) -> str:
+        """The user turn: the judge template with the responses in slot order."""
+        cut = self.options.max_response_chars
+        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
+        return self.template.render(req.item.prompt.strip(), answers)
+
+    def build(self, req: JudgeRequest) -> tuple[BuiltPrompt, tuple[int, ...]]:
+        """The tokenized prompt (chat template + skeleton + a teacher-forced letter at the slot)
+        and the N label token ids, checked in this prompt's context."""
+        backend = self._ensure_loaded()
+        tok = backend.tokenizer
+        if not getattr(tok, "chat_template", None):
+            raise ConfigError(f"{backend.path}: the tokenizer has no chat template")
+        head = tok.apply_chat_template(
+            [{"role": "user", "content": self.prompt_text(req)}],
+            tokenize=False,
+            add_generation_prompt=True,
+            **self.options.chat_template_kwargs,
+        )
+        prefix = str(head) + self.options.skeleton
+        labels = [slot_letter(j) for j in range(req.n)]
+        label_ids = check_verdict_labels(tok, prefix, labels)
+        base = list(tok(prefix, add_special_tokens=False)["input_ids"])
+        limit = backend.max_context
+        if limit is not None and len(base) + 1 > limit:
+            raise ConfigError(
+                f"item {req.item.item_id!r}: {len(base)} prompt tokens exceed the model's context "
+                f"{limit}. Fix: lower max_response_chars"
+            )
+        built = BuiltPrompt(
+            text=prefix + labels[0],
+            input_ids=(*base, label_ids[0]),
+            grade_positions=(len(base),),
+            passages=tuple(req.shown),
+        )
+        return built, label_ids
+
+    def judge(
+        self,
+        requests: Sequence[JudgeRequest],
+        *,
+        batch_size: int | None = None,
+        one_at_a_time: bool | None = None,
+    ) -> list[JudgeRecord]:
+        backend = self._ensure_loaded()
+        o = self.options
+        built = [self.build(r) for r in requests]
+        out: list[JudgeRecord | None] = [None] * len(requests)
+        passes, seconds = 0, 0.0
+        for n in sorted({r.n for r in requests}):  # one label set per forward pass
+            idx = [i for i, r in enumerate(requests) if r.n == n]
+            probs, stats = backend.grade_probs(
+                [built[i][0] for i in idx],
+                built[idx[0]][1],
+                batch_size=o.batch_size if batch_size is None else batch_size,
+                one_at_a_time=o.one_at_a_time if one_at_a_time is None else one_at_a_time,
+                num_threads=o.num_threads,
+            )
+            passes, seconds = passes + stats.forward_passes, seconds + stats.seconds
+            for i, p in zip(idx, probs, strict=True):
+                out[i] = self._record(requests[i], p[0], len(built[i][0].input_ids) - 1)
+        logger.info("read %d verdicts in %d forward passes, %.1f s", len(requests), passes, seconds)
+        return [r for r in out if r is not None]
+
+    def _record(self, req: JudgeRequest, p32: np.ndarray, prompt_tokens: int) -> JudgeRecord:
+        probs = np.asarray(p32, dtype=np.float64)
+        probs = probs / probs.sum()  # the backend's float32 softmax, renormalised in float64
+        slot, tied = argmax_verdict(probs, self.options.seed, req)
+        shown = " ".join(f"P({slot_letter(j)})={float(p)!r}" for j, p in enumerate(probs))
+        by_response = [0.0] * req.n
+        for j, p in enumerate(probs):
+            by_response[req.placement[j]] = float(p)
+        return verdict_record(
+            req,
+            f"{shown} Verdict: [[{slot_letter(slot)}]]",
+            "strict",
+            finish="readout",
+            prompt_tokens=prompt_tokens,
+            extra={
+                "verdict_probs": [float(p) for p in probs],
+                "response_probs": by_response,
+                "tied": tied,
+            },
+        )
+
+    def identity(self) -> JudgeIdentity:
+        self._ensure_loaded()
+        assert self._snapshot is not None
+        return JudgeIdentity(
+            judge_class="readout",
+            model_snapshot=self._snapshot,
+            prompt_version=self.prompt_version,
+            parser_version=READOUT_PARSER_VERSION,
+            seed=self.options.seed,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        backend = self._ensure_loaded()
+        return {
+            "judge_class": "readout",
+            **self.identity().to_dict(),
+            **backend.describe(),
+            "decoding": "none: one forward pass, P(verdict) over the N letters, argmax",
+            "skeleton": self.options.skeleton,
+            "options": asdict(self.options),
+        }

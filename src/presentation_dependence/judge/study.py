@@ -1,0 +1,339 @@
+"""A judge study: run folders of several response sets x judges -> tables and a figure.
+
+Layout under a study root (``scripts/judge_study.py`` writes it; ``configs/judge/study/``):
+
+* ``<root>/<set>-<judge>/``: a ``presdep judge`` folder (``records.jsonl``, ``summary.json``,
+  ``resolved_config.yaml``, ``provenance.json``) plus ``study_timing.json`` (wall and CPU seconds);
+  ``rerun/`` inside it, when present, is a ``presdep noise`` folder whose run 0 is the sweep
+  itself (``--reference``); ``gate_verdict.json``, when present, a ``presdep gate`` verdict.
+* ``<root>/<id>/`` with ``ranking_summary.json``: a ``task: rank`` folder;
+  with ``noise.json`` and no ``records.jsonl``: a rerun-noise-against-load folder.
+
+The set of a judge run is its config id without a last ``-readout`` / ``-generative`` part, so
+``llmbar-readout`` and ``llmbar-generative`` are one set; the first two runs of a set (the
+generative judge first, then the readout) are paired on their common (item, placement) calls.
+
+Figures per judge run, all from the records: the summary of
+:func:`~presentation_dependence.judge.scoring.summarise_records` (both conventions, accuracy by
+slot with Wilson intervals, best-worst spread with its item bootstrap), the **verdict flip rate
+across placements** (:func:`placement_flips`), the paired comparison of two judges
+(:func:`~presentation_dependence.judge.compare.compare_runs`: exact McNemar and the paired item
+bootstrap), and the rerun noise in units of the score's standard error
+(:func:`~presentation_dependence.judge.noise.compare_reruns`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from presentation_dependence.judge.compare import compare_runs
+from presentation_dependence.judge.records import JudgeRecord, read_records
+from presentation_dependence.judge.report import (
+    _table,
+    compare_markdown,
+    fmt,
+    noise_markdown,
+    ranking_markdown,
+    sweep_markdown,
+)
+from presentation_dependence.judge.scoring import wilson_interval
+from presentation_dependence.metrics.stats import named_rng
+
+__all__ = [
+    "StudyRun",
+    "load_study",
+    "placement_flips",
+    "slot_accuracy_png",
+    "study_markdown",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class StudyRun:
+    """One run folder of a study."""
+
+    run_id: str
+    folder: Path
+    kind: str  # judge | rank | noise
+    config: dict[str, Any]
+    summary: dict[str, Any] = field(default_factory=dict)
+    records: list[JudgeRecord] = field(default_factory=list)
+    seconds: float | None = None
+    cpu_seconds: float | None = None
+    rerun: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+
+    @property
+    def judge_class(self) -> str:
+        return str(self.config.get("judge", {}).get("judge_class", ""))
+
+    @property
+    def set_name(self) -> str:
+        head, _, tail = self.run_id.rpartition("-")
+        return head if head and tail in ("readout", "generative") else self.run_id
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def load_run(folder: Path) -> StudyRun | None:
+    """The run in ``folder``, or None when it holds no finished run."""
+    cfg_path = folder / "resolved_config.yaml"
+    if not cfg_path.is_file():
+        return None
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
+    timing = _json(folder / "study_timing.json") or {}
+    run = StudyRun(str(cfg.get("id", folder.name)), folder, "judge", cfg)
+    run.seconds = timing.get("seconds")
+    run.cpu_seconds = timing.get("cpu_seconds")
+    if (folder / "ranking_summary.json").is_file():
+        run.kind, run.summary = "rank", _json(folder / "ranking_summary.json")
+    elif (folder / "records.jsonl").is_file() and (folder / "summary.json").is_file():
+        run.summary = _json(folder / "summary.json")
+        run.records = read_records(folder / "records.jsonl")
+        run.rerun = _json(folder / "rerun" / "noise.json")
+        run.gate = _json(folder / "gate_verdict.json")
+    elif (folder / "noise.json").is_file():
+        run.kind, run.summary = "noise", _json(folder / "noise.json")
+    else:
+        return None
+    return run
+
+
+def load_study(root: Path) -> list[StudyRun]:
+    """Every finished run directly under ``root``, by run id."""
+    runs = [r for f in sorted(root.iterdir()) if f.is_dir() and (r := load_run(f)) is not None]
+    if not runs:
+        raise FileNotFoundError(f"{root}: no finished judge, rank or noise run folder")
+    return runs
+
+
+def placement_flips(records: Sequence[JudgeRecord], confidence: float = 0.95) -> dict[str, Any]:
+    """How often an item's verdict names a different *response* in another placement.
+
+    Over items with at least two placements (repeat 0): ``items_flipped`` among the items whose
+    every placement parsed (share + Wilson interval), and ``pair_flip_share``, the share of
+    placement pairs of those items whose verdicts name different responses.
+    """
+    by_item: dict[str, list[JudgeRecord]] = defaultdict(list)
+    for r in records:
+        if r.repeat == 0:
+            by_item[r.item_id].append(r)
+    multi = {i: rs for i, rs in by_item.items() if len(rs) >= 2}
+    parsed = {i: rs for i, rs in multi.items() if all(r.parsed for r in rs)}
+    flipped, pairs, pair_flips = 0, 0, 0
+    for rs in parsed.values():
+        chosen = [r.placement[r.verdict_slot] for r in rs if r.verdict_slot is not None]
+        flipped += len(set(chosen)) > 1
+        for a in range(len(chosen)):
+            for b in range(a + 1, len(chosen)):
+                pairs += 1
+                pair_flips += chosen[a] != chosen[b]
+    low, high = wilson_interval(flipped, len(parsed), confidence)
+    return {
+        "items": len(multi),
+        "items_all_parsed": len(parsed),
+        "items_flipped": flipped,
+        "flip_share": flipped / len(parsed) if parsed else float("nan"),
+        "flip_ci": [low, high],
+        "placement_pairs": pairs,
+        "pair_flip_share": pair_flips / pairs if pairs else float("nan"),
+    }
+
+
+def _rerun_noise(run: StudyRun) -> dict[str, Any] | None:
+    if not run.rerun:
+        return None
+    within = [c for c in run.rerun.get("comparisons", []) if "run 1 vs run 0" in c["label"]]
+    return within[0] if within else None
+
+
+def _ci(x: Any, low: Any, high: Any) -> str:
+    return f"{fmt(x)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _overview(runs: Sequence[StudyRun]) -> str:
+    rows = []
+    for r in runs:
+        s, fl = r.summary, placement_flips(r.records, r.summary["confidence"])
+        slots = [x for x in s["slots"] if x["n"]]
+        best = max(slots, key=lambda x: x["accuracy"])
+        worst = min(slots, key=lambda x: x["accuracy"])
+        f0, fc, sp = s["score_fail0"], s["score_fail_chance"], s["slot_spread"]
+        noise = _rerun_noise(r)
+        per_call = r.cpu_seconds / s["records"] if r.cpu_seconds else None
+        rows.append(
+            [
+                f"`{r.run_id}`",
+                r.judge_class,
+                s["items"],
+                fmt(s["placements_per_item"], 0),
+                _ci(f0["mean"], f0["ci_low"], f0["ci_high"]),
+                _ci(fc["mean"], fc["ci_low"], fc["ci_high"]),
+                _ci(s["parse_failure_rate"], *s["parse_failure_ci"]),
+                f"{best['slot']} {fmt(best['accuracy'])} / {worst['slot']} {fmt(worst['accuracy'])}",
+                _ci(sp["spread"], sp["ci_low"], sp["ci_high"]),
+                f"{_ci(fl['flip_share'], *fl['flip_ci'])} of {fl['items_all_parsed']}",
+                "not run" if noise is None else fmt(noise["noise_to_se"]),
+                fmt(per_call, 2),
+            ]
+        )
+    conf = round(100 * runs[0].summary["confidence"])
+    return _table(
+        [
+            "run",
+            "judge",
+            "items",
+            "placements/item",
+            f"accuracy, failure = 0 [{conf}% CI]",
+            f"accuracy, failure = 1/N [{conf}% CI]",
+            "parse failure rate [Wilson]",
+            "best / worst slot",
+            f"spread [{conf}% bootstrap]",
+            "items whose verdict flips across placements [Wilson]",
+            "rerun noise ÷ SE",
+            "CPU s per call",
+        ],
+        rows,
+    )
+
+
+def _pairs(runs: Sequence[StudyRun]) -> list[tuple[StudyRun, StudyRun]]:
+    """Every run of a set against the set's first readout run, or the first two runs."""
+    readout = [r for r in runs if r.judge_class == "readout"]
+    if readout:
+        return [(r, readout[0]) for r in runs if r is not readout[0]]
+    return [(runs[0], runs[1])] if len(runs) >= 2 else []
+
+
+def _paired(a: StudyRun, b: StudyRun) -> str:
+    """Run A vs run B (e.g. generative vs readout) on their common (item, placement) calls."""
+    ka = {(r.item_id, r.placement) for r in a.records if r.repeat == 0}
+    kb = {(r.item_id, r.placement) for r in b.records if r.repeat == 0}
+    common = ka & kb
+    if not common:
+        return f"`{a.run_id}` and `{b.run_id}` share no call: not paired.\n"
+    ra = [r for r in a.records if r.repeat == 0 and (r.item_id, r.placement) in common]
+    rb = [r for r in b.records if r.repeat == 0 and (r.item_id, r.placement) in common]
+    out = [f"On the {len(common)} calls both judged (failure = 0):\n\n"]
+    for conv in ("fail0", "chance"):
+        c = compare_runs(
+            ra,
+            rb,
+            rng=named_rng(0, "study-paired", a.run_id, b.run_id, conv),
+            failure_credit=conv,
+            n_resamples=a.summary["bootstrap_resamples"],
+            confidence=a.summary["confidence"],
+        )
+        if conv == "chance":
+            pb = c["paired_bootstrap"]
+            out.append(
+                f"\nWith failure = 1/N the paired difference A − B is {pb['mean_diff']:+.3f} "
+                f"[{fmt(pb['ci_low'])}, {fmt(pb['ci_high'])}] (bootstrap p {fmt(pb['p_value'])}).\n"
+            )
+        else:
+            out.append(compare_markdown(f"`{a.run_id}`", f"`{b.run_id}`", c))
+    return "".join(out)
+
+
+def _gate_table(runs: Sequence[StudyRun]) -> str:
+    rows = []
+    for r in runs:
+        g = r.gate
+        if not g:
+            continue
+        bare = "pass" if g["mean"] >= g["threshold"] else "fail"
+        rows.append(
+            [
+                f"`{r.run_id}`",
+                g["n_cases"],
+                g["k_used"],
+                fmt(g["threshold"]),
+                fmt(g["mean"], 4),
+                fmt(g["noise_se"], 4),
+                fmt(g["margin"], 4),
+                bare,
+                g["decision"],
+            ]
+        )
+    if not rows:
+        return ""
+    head = ["run", "cases", "k", "threshold", "mean", "noise SE", "margin (z·SE)"]
+    return _table([*head, "verdict without margin", "verdict with margin"], rows)
+
+
+def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
+    """The study section of docs/JUDGE.md from loaded runs."""
+    judge_runs = [r for r in runs if r.kind == "judge"]
+    parts: list[str] = []
+    if judge_runs:
+        parts.append("### Overview\n\n" + _overview(judge_runs))
+        if figure:
+            parts.append(f"\n![Accuracy by slot with 95% Wilson intervals]({figure})\n")
+    by_set: dict[str, list[StudyRun]] = defaultdict(list)
+    for r in judge_runs:
+        by_set[r.set_name].append(r)
+    for name, rs in by_set.items():
+        parts.append(f"\n### `{name}`\n")
+        for r in rs:
+            parts.append(
+                f"\n#### `{r.run_id}` ({r.judge_class} judge)\n\n" + sweep_markdown(r.summary)
+            )
+        for a, b in _pairs(rs):
+            parts.append(f"\n#### `{a.run_id}` (A) vs `{b.run_id}` (B), paired\n\n" + _paired(a, b))
+    gate = _gate_table(judge_runs)
+    if gate:
+        parts.append("\n### The gate\n\n" + gate)
+    for r in runs:
+        if r.kind == "rank":
+            parts.append(f"\n### Response ranking `{r.run_id}`\n\n" + ranking_markdown(r.summary))
+        elif r.kind == "noise":
+            parts.append(
+                f"\n### Rerun noise against load `{r.run_id}`\n\n" + noise_markdown(r.summary)
+            )
+    return "".join(parts)
+
+
+def slot_accuracy_png(runs: Sequence[StudyRun]) -> bytes:
+    """Accuracy by slot of the correct response, with Wilson intervals, one panel per set."""
+    from presentation_dependence.report.figures import _plt, _png
+
+    plt = _plt()
+    by_set: dict[str, list[StudyRun]] = defaultdict(list)
+    for r in runs:
+        if r.kind == "judge":
+            by_set[r.set_name].append(r)
+    fig, axes = plt.subplots(1, max(1, len(by_set)), figsize=(3.4 * max(1, len(by_set)), 3.0))
+    axes = list(axes) if len(by_set) > 1 else [axes]
+    for ax, (name, rs) in zip(axes, by_set.items(), strict=False):
+        width = 0.8 / len(rs)
+        for k, r in enumerate(rs):
+            slots = r.summary["slots"]
+            xs = [i + (k - (len(rs) - 1) / 2) * width for i in range(len(slots))]
+            acc = [s["accuracy"] for s in slots]
+            err = [
+                [a - s["ci_low"] for a, s in zip(acc, slots, strict=True)],
+                [s["ci_high"] - a for a, s in zip(acc, slots, strict=True)],
+            ]
+            label = f"{r.judge_class} ({r.summary['items']} items)"
+            ax.errorbar(xs, acc, yerr=err, fmt="o", capsize=3, label=label)
+        n = len(rs[0].summary["slots"])
+        ax.axhline(1 / n, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xticks(range(n), [s["slot"] for s in rs[0].summary["slots"]])
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("slot of the correct response", fontsize=8)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("accuracy (failure = 0)", fontsize=8)
+    return _png(fig)

@@ -1,0 +1,113 @@
+"""A judge study from run folders: placement flips, the study script (resumable), the doc tables
+and the figure; run on the scripted judge (no model)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from presentation_dependence.judge.config import load_judge_config
+from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_study_doc
+from presentation_dependence.judge.generative import verdict_record
+from presentation_dependence.judge.records import JudgeRequest
+from presentation_dependence.judge.study import load_study, placement_flips
+from tests.judge.conftest import make_items
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _script(rel: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(Path(rel).stem, REPO / rel)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_placement_flips_counts_responses_not_slots() -> None:
+    a, b, c = make_items(3, 2)
+    recs = [
+        verdict_record(JudgeRequest(a, (0, 1)), "[[A]]", "strict"),  # response 0
+        verdict_record(JudgeRequest(a, (1, 0)), "[[A]]", "strict"),  # response 1: flipped
+        verdict_record(JudgeRequest(b, (0, 1)), "[[A]]", "strict"),  # response 0
+        verdict_record(JudgeRequest(b, (1, 0)), "[[B]]", "strict"),  # response 0: same
+        verdict_record(JudgeRequest(c, (0, 1)), "[[A]]", "strict"),
+        verdict_record(JudgeRequest(c, (1, 0)), "no marker", "strict"),  # not all parsed
+    ]
+    f = placement_flips(recs)
+    assert (f["items"], f["items_all_parsed"], f["items_flipped"]) == (3, 2, 1)
+    assert f["flip_share"] == 0.5 and f["pair_flip_share"] == 0.5
+    assert f["flip_ci"][0] < 0.5 < f["flip_ci"][1]
+
+
+def _config(folder: Path, items: Path, run_id: str, accuracy: float) -> Path:
+    cfg = {
+        "id": run_id,
+        "data": {"dataset": "jsonl", "path": str(items), "max_items": 10},
+        "judge": {
+            "judge_class": "scripted",
+            "accuracy": accuracy,
+            "noise": 0.2,
+            "parse_failure": 0.1,
+        },
+        "placement": {"mode": "full" if run_id.startswith("pair") else "cyclic"},
+        "gate": {"threshold": 0.5, "k": 2},
+        "bootstrap_resamples": 200,
+    }
+    path = folder / f"{run_id}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_study_script_resumes_and_the_doc_renders_every_table(
+    tmp_path: Path, items_file: Path
+) -> None:
+    study = _script("scripts/judge_study.py")
+    cfgs = [
+        _config(tmp_path, items_file, "toy-generative", 0.5),
+        _config(tmp_path, items_file, "toy-readout", 0.8),
+    ]
+    root = tmp_path / "study"
+    args = [*map(str, cfgs), "--root", str(root), "--rerun", "--gate"]
+    assert study.main(args) == 0
+    first = (root / "toy-readout" / "records.jsonl").stat().st_mtime_ns
+    assert study.main(args) == 0  # finished runs are skipped
+    assert (root / "toy-readout" / "records.jsonl").stat().st_mtime_ns == first
+    timing = json.loads((root / "toy-readout" / "study_timing.json").read_text())
+    assert {"seconds", "rerun_seconds", "gate_seconds"} <= set(timing)
+
+    runs = load_study(root)
+    assert [r.set_name for r in runs] == ["jsonl", "jsonl"]
+    doc, fig = tmp_path / "JUDGE.md", tmp_path / "fig" / "slots.png"
+    doc.write_text(f"# J\n\n{STUDY_START}\nOLD-BLOCK\n{STUDY_END}\n")
+    update_study_doc(doc, root, fig)
+    text = doc.read_text()
+    (Path("/tmp") / "judge_study_test_doc.md").write_text(text)
+    assert "OLD-BLOCK" not in text and "### Overview" in text and "### `jsonl`" in text
+    assert "exact McNemar p" in text and "With failure = 1/N the paired difference" in text
+    assert "verdict without margin" in text and "fig/slots.png" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `toy-readout`"))
+    assert "not run" not in row  # the rerun noise is reported
+    assert fig.read_bytes().startswith(b"\x89PNG")
+
+
+def test_shipped_study_configs_validate() -> None:
+    paths = sorted((REPO / "configs" / "judge" / "study").glob("*.yaml"))
+    assert len(paths) >= 10
+    kinds = set()
+    for p in paths:
+        cfg = load_judge_config(p)
+        kinds.add(cfg.judge.judge_class if cfg.task == "judge" else cfg.task)
+        if cfg.task == "judge" and not cfg.id.startswith("noise-"):
+            assert cfg.placement.mode == "full"
+    assert kinds == {"readout", "transformers", "rank"}
+
+
+def test_load_study_refuses_an_empty_root(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_study(tmp_path)
