@@ -69,7 +69,8 @@ def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> lis
     """One row per config: calls, and CPU hours estimated from ``measured`` runs."""
     runs = {r.run_id: r for r in measured if r.cpu_seconds and r.kind in ("judge", "rank")}
     calls_of: dict[str, int] = {}
-    rows, cfgs = [], {}
+    rows: list[dict[str, Any]] = []
+    cfgs: dict[str, Any] = {}
     for path in config_paths:
         cfg = load_judge_config(path)
         cfgs[cfg.id] = cfg
