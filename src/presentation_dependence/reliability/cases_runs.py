@@ -205,7 +205,7 @@ def _hosted(faults: Sequence[str], **server: Any) -> Callable[[Path], str]:
                 res = t.rank(Query("q", "what"), cands)
                 outcome = f"answered: {res.details['http_calls']} HTTP calls, {res.details['retries']} retries"
             except ApiRequestError as e:
-                outcome = f"ApiRequestError: {str(e)[:140]}"
+                outcome = f"ApiRequestError: {str(e).replace(srv.url, '<loopback>')[:140]}"
             srv.wait_idle()
             counts = dict(srv.counts)
         return f"{outcome}; server saw {counts}"
