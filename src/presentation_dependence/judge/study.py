@@ -9,9 +9,9 @@ Layout under a study root (``scripts/judge_study.py`` writes it; ``configs/judge
 * ``<root>/<id>/`` with ``ranking_summary.json``: a ``task: rank`` folder;
   with ``noise.json`` and no ``records.jsonl``: a rerun-noise-against-load folder.
 
-The set of a judge run is its config id without a last ``-readout`` / ``-generative`` part, so
-``llmbar-readout`` and ``llmbar-generative`` are one set; the first two runs of a set (the
-generative judge first, then the readout) are paired on their common (item, placement) calls.
+The set of a judge run is its response set (``data.dataset``), so ``llmbar-readout`` and
+``llmbar-generative`` are one set; the first two runs of a set are paired on their common
+(item, placement) calls.
 
 Figures per judge run, all from the records: the summary of
 :func:`~presentation_dependence.judge.scoring.summarise_records` (both conventions, accuracy by
@@ -79,8 +79,8 @@ class StudyRun:
 
     @property
     def set_name(self) -> str:
-        head, _, tail = self.run_id.rpartition("-")
-        return head if head and tail in ("readout", "generative") else self.run_id
+        """The response set (``data.dataset``): runs of one set are compared."""
+        return str(self.config.get("data", {}).get("dataset", self.run_id))
 
 
 def _json(path: Path) -> Any:
