@@ -13,7 +13,7 @@ import pytest
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.errors import ConfigError, InputFormatError
 from presentation_dependence.io.trec import read_qrels
-from presentation_dependence.records import Candidate, Query
+from presentation_dependence.records import Candidate, Qrels, Query
 from presentation_dependence.rerankers import Paradigm, build_reranker
 from presentation_dependence.rerankers.gold import GoldQrelsOptions, GoldQrelsReranker
 
@@ -50,6 +50,27 @@ def test_grades_map_onto_0_to_3(tmp_path):
     assert res.ranked()[0].candidate.docid == "d0"
     binary = gold(path, max_grade=3).rank(Query("q2", "x"), CANDS)
     assert [it.score for it in binary.items] == [2.0, 0, 0, 0, 0]
+
+
+def test_qrels_data_binds_each_blocks_judgements():
+    unbound = build_reranker("GoldQrelsReranker", GoldQrelsOptions(qrels="data", max_grade="auto"))
+    assert isinstance(unbound, GoldQrelsReranker) and unbound.binds_judgements
+    with pytest.raises(ConfigError, match="with_judgements"):
+        unbound.rank(QUERY, CANDS)
+    binary = unbound.with_judgements(Qrels({"q1": {"d1": 1, "d4": 1}}), "a")
+    graded = unbound.with_judgements(Qrels({"q1": {"d0": 2, "d2": 1}}), "b")
+    assert [it.score for it in binary.rank(QUERY, CANDS).items] == [0.0, 3.0, 0.0, 0.0, 3.0]
+    assert [it.score for it in graded.rank(QUERY, CANDS).items] == [3.0, 0.0, 1.5, 0.0, 0.0]
+    with pytest.raises(ConfigError, match="'c' carries no judgements"):
+        unbound.with_judgements(None, "c")
+    with pytest.raises(ConfigError, match="above max_grade 1"):
+        build_reranker(
+            "GoldQrelsReranker", GoldQrelsOptions(qrels="data", max_grade=1)
+        ).with_judgements(  # type: ignore[attr-defined]
+            Qrels({"q1": {"d0": 2}}), "b"
+        )
+    with pytest.raises(ConfigError, match="'auto'"):
+        GoldQrelsOptions(qrels="data", max_grade="top")
 
 
 def test_binary_qrels_with_max_grade_1(tmp_path):

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import InputFormatError
 from presentation_dependence.io.trec import write_qrels
@@ -139,6 +140,32 @@ def test_gold_teacher_labels_are_the_judgements(tmp_path):
     for q in silver.queries:
         grades = [ds.qrels.grade(q.qid, c.docid) for c in q.candidates]
         assert q.labels(10).tolist() == [3.0 * max(g, 0) / top for g in grades]
+
+
+def _pool_file(path: Path, grades: Sequence[int]) -> DataConfig:
+    """One query "1" (the same id in every file, as in a pool of several collections)."""
+    cands = [
+        {"docid": f"{path.stem}-{i}", "text": f"{path.stem} passage {i}", "rank": i + 1}
+        for i in range(len(grades))
+    ]
+    qrels = {c["docid"]: g for c, g in zip(cands, grades, strict=True)}
+    line = {"qid": "1", "query": f"question of {path.stem}", "candidates": cands, "qrels": qrels}
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return DataConfig(dataloader_class="FixtureLoader", path=str(path))
+
+
+def test_gold_teacher_reads_each_blocks_judgements_when_qids_collide(tmp_path):
+    blocks = [
+        _pool_file(tmp_path / "binary.jsonl", [0, 1, 0]),
+        _pool_file(tmp_path / "graded.jsonl", [2, 0, 1]),
+    ]
+    teacher = {"reranker_class": "GoldQrelsReranker", "qrels": "data", "max_grade": "auto"}
+    silver = read_silver(
+        generate_silver(silver_cfg(tmp_path / "s.jsonl", teacher=teacher, data=blocks))
+    )
+    labels = {q.source: q.labels(10).tolist() for q in silver.queries}
+    # binary: relevant -> 3; graded (top grade 2): 2 -> 3, 1 -> 1.5
+    assert labels == {"binary": [0.0, 3.0, 0.0], "graded": [3.0, 0.0, 1.5]}
 
 
 @pytest.mark.integration

@@ -57,8 +57,9 @@ from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.records import RerankRequest
+from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers import Paradigm, Reranker, build_reranker
+from presentation_dependence.rerankers.gold import GoldQrelsReranker
 from presentation_dependence.rerankers.self_consistency import presentations
 from presentation_dependence.training.calibration import (
     IDENTITY,
@@ -155,20 +156,22 @@ def _config_key(cfg: SilverConfig) -> dict[str, Any]:
     }
 
 
-def _requests(cfg: SilverConfig) -> list[tuple[str, RerankRequest]]:
+def _requests(cfg: SilverConfig) -> tuple[list[tuple[str, RerankRequest]], dict[str, Qrels | None]]:
     if not cfg.data:
         raise ConfigError("silver.data is empty: name the training queries (a list of data blocks)")
     out: list[tuple[str, RerankRequest]] = []
+    judgements: dict[str, Qrels | None] = {}
     seen: set[str] = set()
     for block in cfg.data:
         ds = load_dataset(block)
+        judgements[ds.name] = ds.qrels
         for req in ds.requests:
             key = f"{ds.name}/{req.query.qid}"
             if key in seen:
                 raise ConfigError(f"silver.data: query {key} appears twice")
             seen.add(key)
             out.append((ds.name, req))
-    return out
+    return out, judgements
 
 
 def _calibration_of(header: Mapping[str, Any]) -> CalibrationConfig:
@@ -253,10 +256,16 @@ def generate_silver(
         shutil.rmtree(parts)
         parts.mkdir(parents=True)
     atomic_write_text(key_file, json.dumps(key, sort_keys=True) + "\n")
-    requests = _requests(cfg)
+    requests, judgements = _requests(cfg)
     if teacher is None:
         rc = RerankerConfig.from_raw(cfg.teacher)
         teacher = build_reranker(rc.reranker_class, rc.options)
+    # a teacher that reads each data block's own judgements (GoldQrelsReranker, qrels: data)
+    bound = (
+        {s: teacher.with_judgements(q, s) for s, q in judgements.items()}
+        if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements
+        else {}
+    )
     describe = teacher.describe()
     tid, revision = teacher_identity(describe)
     order_free = is_order_free(teacher)
@@ -280,7 +289,7 @@ def generate_silver(
                 "%s holds another query than %s/%s: scoring again", part, source, req.query.qid
             )
         pres, scores, probs = score_query(
-            teacher,
+            bound.get(source, teacher),
             req,
             num_orders=num_orders,
             seed=cfg.seed,
