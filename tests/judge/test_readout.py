@@ -93,6 +93,7 @@ def test_identity_kept_when_candidates_move(tiny_model: str) -> None:
         assert starts == sorted(starts)  # slot j shows response placement[j]
         by_slot, by_resp = rec.extra["verdict_probs"], rec.extra["response_probs"]
         assert [by_resp[req.placement[s]] for s in range(3)] == by_slot
+        assert rec.verdict_slot is not None
         assert rec.correct == (req.placement[rec.verdict_slot] == item.correct_index)
     backwards = j.judge(reqs[::-1])
     assert backwards[::-1] == records

@@ -85,7 +85,7 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     assert [r.set_name for r in runs] == ["jsonl", "jsonl"]
     doc, fig = tmp_path / "JUDGE.md", tmp_path / "fig" / "slots.png"
     doc.write_text(f"# J\n\n{STUDY_START}\nOLD-BLOCK\n{STUDY_END}\n")
-    update_study_doc(doc, root, fig)
+    update_study_doc(doc, root, fig, plan=cfgs)
     text = doc.read_text()
     (Path("/tmp") / "judge_study_test_doc.md").write_text(text)
     assert "OLD-BLOCK" not in text and "### Overview" in text and "### `jsonl`" in text
@@ -94,6 +94,25 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     row = next(line for line in text.splitlines() if line.startswith("| `toy-readout`"))
     assert "not run" not in row  # the rerun noise is reported
     assert fig.read_bytes().startswith(b"\x89PNG")
+    assert "### Full-size runs: calls and estimated CPU time" in text
+
+
+def test_plan_counts_calls_and_scales_cpu_from_measured_runs(
+    tmp_path: Path, items_file: Path
+) -> None:
+    from presentation_dependence.judge.study_plan import plan_rows
+
+    study = _script("scripts/judge_study.py")
+    ran = _config(tmp_path, items_file, "toy-readout", 0.8)
+    assert study.main([str(ran), "--root", str(tmp_path / "s")]) == 0
+    other = _config(tmp_path, items_file, "pair-readout", 0.8)  # 'full': 24 placements
+    runs = load_study(tmp_path / "s")
+    own, scaled = plan_rows([ran, other], runs)
+    assert (own.items, own.calls, scaled.calls) == (10, 40, 240)
+    assert own.basis == "`toy-readout`" and "scaled" in scaled.basis
+    assert runs[0].cpu_seconds is not None
+    assert own.cpu_hours == pytest.approx(runs[0].cpu_seconds / 3600)
+    assert scaled.cpu_per_call == pytest.approx(own.cpu_per_call)  # same items
 
 
 def test_shipped_study_configs_validate() -> None:

@@ -2,16 +2,16 @@
 
 Layout under a study root (``scripts/judge_study.py`` writes it; ``configs/judge/study/``):
 
-* ``<root>/<set>-<judge>/``: a ``presdep judge`` folder (``records.jsonl``, ``summary.json``,
+* ``<root>/<config id>/``: a ``presdep judge`` folder (``records.jsonl``, ``summary.json``,
   ``resolved_config.yaml``, ``provenance.json``) plus ``study_timing.json`` (wall and CPU seconds);
   ``rerun/`` inside it, when present, is a ``presdep noise`` folder whose run 0 is the sweep
   itself (``--reference``); ``gate_verdict.json``, when present, a ``presdep gate`` verdict.
 * ``<root>/<id>/`` with ``ranking_summary.json``: a ``task: rank`` folder;
   with ``noise.json`` and no ``records.jsonl``: a rerun-noise-against-load folder.
 
-The set of a judge run is its response set (``data.dataset``), so ``llmbar-readout`` and
-``llmbar-generative`` are one set; the first two runs of a set are paired on their common
-(item, placement) calls.
+Runs on one response set (``data.dataset``) are compared: every run of a set against the set's
+readout run (or, without one, the first two runs), paired on their common (item, placement)
+calls.
 
 Figures per judge run, all from the records: the summary of
 :func:`~presentation_dependence.judge.scoring.summarise_records` (both conventions, accuracy by
@@ -326,7 +326,7 @@ def slot_accuracy_png(runs: Sequence[StudyRun]) -> bytes:
                 [a - s["ci_low"] for a, s in zip(acc, slots, strict=True)],
                 [s["ci_high"] - a for a, s in zip(acc, slots, strict=True)],
             ]
-            label = f"{r.judge_class} ({r.summary['items']} items)"
+            label = f"{r.run_id} ({r.summary['items']} items)"
             ax.errorbar(xs, acc, yerr=err, fmt="o", capsize=3, label=label)
         n = len(rs[0].summary["slots"])
         ax.axhline(1 / n, color="grey", linewidth=0.8, linestyle=":")

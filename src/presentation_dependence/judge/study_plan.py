@@ -7,8 +7,8 @@ estimates its CPU time from *measured* CPU seconds per call (``study_timing.json
 run, model load included):
 
 * measured on the same config id: calls x that figure;
-* else measured with the same judge on another set: scaled by the mean number of characters a
-  call shows (question + responses, each cut to ``max_response_chars``), since the prompt length
+* else measured with the same judge on another config (of the same set if there is one): scaled
+  by the mean number of characters a call shows (question + responses, each cut to ``max_response_chars``), since the prompt length
   drives the cost of one forward pass; the row names the run it scaled from.
 
 An estimate, stated as one: the real cost also depends on the machine and its load.
@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from presentation_dependence.judge.config import JudgeTaskConfig, load_judge_config
 from presentation_dependence.judge.loaders import load_response_set
@@ -28,7 +27,7 @@ from presentation_dependence.judge.records import ResponseItem
 from presentation_dependence.judge.report import _table, fmt
 from presentation_dependence.judge.study import StudyRun
 
-__all__ = ["plan_markdown", "plan_rows"]
+__all__ = ["PlanRow", "plan_markdown", "plan_rows"]
 
 
 def _items(cfg: JudgeTaskConfig) -> list[ResponseItem]:
@@ -65,44 +64,41 @@ def _judge_kind(cfg: JudgeTaskConfig) -> str:
     return cfg.judge.judge_class if cfg.task == "judge" else f"rank:{cfg.reranker.reranker_class}"
 
 
-def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> list[dict[str, Any]]:
+@dataclass
+class PlanRow:
+    """One config of a study: its calls and estimated CPU time."""
+
+    config_id: str
+    kind: str
+    items: int
+    calls: int
+    chars: float
+    cpu_per_call: float | None = None
+    cpu_hours: float | None = None
+    basis: str = "no measured run of this judge"
+
+
+def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> list[PlanRow]:
     """One row per config: calls, and CPU hours estimated from ``measured`` runs."""
     runs = {r.run_id: r for r in measured if r.cpu_seconds and r.kind in ("judge", "rank")}
-    calls_of: dict[str, int] = {}
-    rows: list[dict[str, Any]] = []
-    cfgs: dict[str, Any] = {}
+    rows = []
     for path in config_paths:
         cfg = load_judge_config(path)
-        cfgs[cfg.id] = cfg
         items = _items(cfg)
         calls = sum(_per_item_calls(cfg, len(it.responses)) for it in items)
-        calls_of[cfg.id] = calls
-        rows.append(
-            {
-                "id": cfg.id,
-                "kind": _judge_kind(cfg),
-                "items": len(items),
-                "calls": calls,
-                "chars": _chars(cfg, items),
-                "cfg": cfg,
-            }
-        )
-    for row in rows:
-        cfg = row.pop("cfg")
-        own = runs.get(row["id"])
-        basis = own or next((r for r in runs.values() if _run_kind(r) == row["kind"]), None)
-        if basis is None:
-            row.update(cpu_per_call=None, cpu_hours=None, basis="no measured run of this judge")
-            continue
-        per_call = basis.cpu_seconds / _run_calls(basis)  # type: ignore[operator]
-        if basis is not own:
-            base_cfg = load_judge_config_from_run(basis)
-            per_call *= row["chars"] / max(1.0, _chars(base_cfg, _items(base_cfg)))
-        row.update(
-            cpu_per_call=per_call,
-            cpu_hours=per_call * row["calls"] / 3600,
-            basis=f"`{basis.run_id}`" + ("" if basis is own else ", scaled by characters per call"),
-        )
+        row = PlanRow(cfg.id, _judge_kind(cfg), len(items), calls, _chars(cfg, items))
+        own = runs.get(cfg.id)
+        same = [r for r in runs.values() if _run_kind(r) == row.kind]
+        near = [r for r in same if r.set_name == cfg.data.dataset]  # same set first
+        basis = own or next(iter(near + same), None)
+        if basis is not None and basis.cpu_seconds:
+            per_call = basis.cpu_seconds / _run_calls(basis)
+            if basis is not own:
+                base_cfg = load_judge_config_from_run(basis)
+                per_call *= row.chars / max(1.0, _chars(base_cfg, _items(base_cfg)))
+            row.cpu_per_call, row.cpu_hours = per_call, per_call * calls / 3600
+            row.basis = f"`{basis.run_id}`" + ("" if own else ", scaled by characters per call")
+        rows.append(row)
     return rows
 
 
@@ -126,24 +122,25 @@ def load_judge_config_from_run(run: StudyRun) -> JudgeTaskConfig:
 
 
 def plan_markdown(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> str:
+    """The plan table: calls and estimated CPU time per config, and the total."""
     rows = plan_rows(config_paths, measured)
-    total = sum(r["cpu_hours"] or 0.0 for r in rows)
+    total = sum(r.cpu_hours or 0.0 for r in rows)
     body = _table(
         ["config", "judge", "items", "calls", "CPU s per call (est.)", "CPU hours (est.)", "from"],
         [
             [
-                f"`{r['id']}`",
-                r["kind"],
-                r["items"],
-                r["calls"],
-                fmt(r["cpu_per_call"], 2),
-                fmt(r["cpu_hours"], 1),
-                r["basis"],
+                f"`{r.config_id}`",
+                r.kind,
+                r.items,
+                r.calls,
+                fmt(r.cpu_per_call, 2),
+                fmt(r.cpu_hours, 1),
+                r.basis,
             ]
             for r in rows
         ],
     )
-    return (
-        body
-        + f"\nTotal: about {fmt(total, 0)} CPU hours (one thread), without `--rerun` and `--gate`.\n"
+    return body + (
+        f"\nTotal: about {fmt(total, 0)} CPU hours (one thread) for the configs with an "
+        "estimate, without `--rerun` (one more sweep each) and `--gate` (k sweeps each).\n"
     )
