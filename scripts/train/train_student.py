@@ -1,6 +1,7 @@
 """Train one student: ``python scripts/train/train_student.py CONFIG [--override KEY=VALUE]``.
 
-Multi-GPU data parallelism needs no code change::
+A shim of ``presdep train`` (the same flags: ``presdep train -h``). Multi-GPU data parallelism
+needs no code change::
 
     accelerate launch --multi_gpu --num_processes 4 scripts/train/train_student.py CONFIG
 
@@ -16,50 +17,11 @@ and trains from scratch; without it, checkpoints or a student of another config 
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
-from presentation_dependence.errors import PresdepError
-from presentation_dependence.training.config import load_training_config
+from presentation_dependence.cli import run_script
 
-
-def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("config", help="configs/self-distill/<variant>.yaml")
-    p.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--lambda-from", help="lambda_selection.json: train with its chosen λ")
-    p.add_argument(
-        "--restart",
-        action="store_true",
-        help="discard the output_dir's checkpoints and student and train from scratch",
-    )
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = make_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    log = logging.getLogger("train_student")
-    overrides = list(args.override)
-    try:
-        if args.lambda_from:
-            chosen = json.loads(Path(args.lambda_from).read_text(encoding="utf-8"))["chosen_lambda"]
-            overrides.append(f"lambda_={chosen}")
-        cfg = load_training_config(args.config, overrides)
-        from presentation_dependence.training.trainer import train_student
-
-        outcome = train_student(cfg, argv=sys.argv, restart=args.restart)
-    except (PresdepError, OSError, KeyError) as e:
-        log.error("%s", e)
-        return 2
-    if outcome.is_main_process:
-        print(outcome.adapter_dir)
-    return 0
-
+main = run_script("train")
 
 if __name__ == "__main__":
     sys.exit(main())

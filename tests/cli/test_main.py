@@ -1,14 +1,20 @@
+import argparse
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from presentation_dependence.cli import (
     EXIT_GATE_FAIL,
     EXIT_INTERNAL_ERROR,
     EXIT_USER_ERROR,
     main,
+    make_parser,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_configs_lists_shipped_configs(capsys):
@@ -82,3 +88,51 @@ def test_gate_crashes_are_not_gate_fails(tmp_path, caplog):
         caplog.clear()
         assert main(["gate", str(cfg), "--verdict", str(verdict)]) == EXIT_USER_ERROR, garbage
         assert str(cache_file) in caplog.text
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, name: str = "presdep"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every parser of the command tree (presdep, presdep study, presdep study task, ...)."""
+    yield name, parser
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for word, sub in a.choices.items():
+                yield from _parsers(sub, f"{name} {word}")
+
+
+def _listed(capsys, argv: list[str]) -> list[str]:
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--help"])
+    assert e.value.code == 0
+    found = re.search(r"\{([a-z,-]+)\}", capsys.readouterr().out)
+    assert found, argv
+    return found.group(1).split(",")
+
+
+def test_help_lists_every_subcommand(capsys) -> None:
+    assert _listed(capsys, []) == [
+        *("run", "psi", "psi-runs", "qa", "eval", "report", "configs", "init", "schema"),
+        *("judge", "noise", "gate", "silver", "train", "select-lambda", "study"),
+    ]
+    assert _listed(capsys, ["study"]) == [
+        *("plan", "table", "curve", "judge", "task", "stage", "appendix"),
+    ]
+    assert _listed(capsys, ["study", "task"]) == ["list", "show", "generate"]
+
+
+def test_version_and_every_flag_has_help(capsys) -> None:
+    from presentation_dependence import __version__
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"presdep {__version__}"
+    parsers = list(_parsers(make_parser()))
+    assert len(parsers) > 30  # the nested study actions are walked too
+    missing = [
+        f"{name} {'/'.join(a.option_strings) or a.dest}"
+        for name, p in parsers
+        for a in p._actions
+        if not a.help and not isinstance(a, argparse._HelpAction)
+    ]
+    assert missing == []

@@ -11,6 +11,7 @@ from presentation_dependence.cli import main
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.io.trec import read_qrels, read_run
 from presentation_dependence.runners import evaluate_run
+from tests.cli.conftest import files_under, load_script
 
 
 def _table(out: str) -> dict[tuple[str, str], str]:
@@ -69,21 +70,18 @@ def test_eval_usage_errors_exit_2(tmp_path: Path, caplog, args: list[str], messa
     assert message in caplog.text
 
 
-def test_version_and_every_flag_has_help(capsys) -> None:
-    import argparse
+def test_report_writes_the_files_of_its_script(psi_runs: Path, tmp_path: Path) -> None:
+    runs = [str(psi_runs / "off-the-shelf"), str(psi_runs / "oc-sft")]
+    assert main(["report", *runs, "--out", str(tmp_path / "cli"), "--seed", "3"]) == 0
+    script = load_script("scripts/report.py")
+    assert script.main([*runs, "--out", str(tmp_path / "script"), "--seed", "3"]) == 0
+    names = files_under(tmp_path / "cli")
+    assert {"report.md", "report.html", "tau_psi.png"} <= set(names)
+    assert names == files_under(tmp_path / "script")
+    md = (tmp_path / "cli" / "report.md").read_text()
+    assert md == (tmp_path / "script" / "report.md").read_text() and "random_shuffle" in md
 
-    from presentation_dependence import __version__
-    from presentation_dependence.cli import make_parser
 
-    with pytest.raises(SystemExit) as e:
-        main(["--version"])
-    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"presdep {__version__}"
-    parser = make_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    missing = [
-        f"{name} {'/'.join(a.option_strings) or a.dest}"
-        for name, p in [("presdep", parser), *sub.choices.items()]
-        for a in p._actions
-        if not a.help and not isinstance(a, argparse._HelpAction)
-    ]
-    assert missing == []
+def test_report_of_a_folder_without_psi_is_bad_input(tmp_path: Path, caplog) -> None:
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    assert "presdep psi" in caplog.text

@@ -1,0 +1,75 @@
+"""``presdep configs | init | schema``: the experiment configs and the config schema.
+
+presdep configs [--root configs/experiments]
+presdep init DIR [--force]   (the shipped configs/ and fixtures/, for an installed wheel)
+presdep schema [--write PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from presentation_dependence.cli.common import EXIT_OK, EXIT_USER_ERROR, Subparsers, command, log
+
+__all__ = ["register"]
+
+
+def register(sub: Subparsers) -> None:
+    c = command(sub, "configs", _cmd_configs, "list the experiment configs")
+    c.add_argument(
+        "--root",
+        help="folder of the configs (default: ./configs/experiments, else the installed ones)",
+    )
+
+    it = command(sub, "init", _cmd_init, "write the shipped configs/ and fixtures/ into a folder")
+    it.add_argument("dir", help="target folder (then run the main job from there)")
+    it.add_argument("--force", action="store_true", help="overwrite configs/ and fixtures/ there")
+
+    s = command(sub, "schema", _cmd_schema, "print (or write) the config schema in Markdown")
+    s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
+
+
+def _cmd_configs(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config import list_experiment_configs
+    from presentation_dependence.resources import shipped_configs_dir
+
+    root = args.root
+    if root is None:
+        local = Path("configs/experiments")
+        root = local if local.is_dir() else shipped_configs_dir()
+        if root != local:
+            log.info("no ./configs/experiments: listing the installed configs (presdep init DIR)")
+    rows = list_experiment_configs(root)
+    if not rows:
+        log.error("no configs under %s", root)
+        return EXIT_USER_ERROR
+    width = max(len(i) for i, _ in rows)
+    sys.stdout.write("".join(f"{i.ljust(width)}  {d}\n" for i, d in rows))
+    return EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.resources import init_project
+
+    for path in init_project(args.dir, force=args.force):
+        log.info("wrote %s", path)
+    log.info(
+        "next: cd %s && presdep run configs/experiments/example-noveleval-smollm2.yaml --eval",
+        args.dir,
+    )
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config.schema_doc import schema_markdown
+
+    text = schema_markdown()
+    if args.write:
+        Path(args.write).write_text(text, encoding="utf-8")
+        log.info("wrote %s", args.write)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,208 @@
+"""``presdep study ACTION``: multi-step studies, their tables, and the reproduction study.
+
+presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
+    (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
+presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/study_table.py)
+presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
+presdep study judge [CONFIG ...] [--root DIR] [--rerun] [--gate]   (= scripts/judge_study.py)
+presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py; cli/reproduction.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from presentation_dependence.cli import reproduction
+from presentation_dependence.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    add_out,
+    add_override,
+    command,
+    log,
+)
+
+__all__ = ["register"]
+
+_DESCRIPTION = """\
+Multi-step studies. Every step resumes or is skipped when its output exists, so rerunning the
+same command continues an interrupted study.
+
+  presdep study plan --plan configs/study/content-study.yaml --lane a   # one lane of a plan
+  presdep study plan --dry-run                  # the built-in self-distillation plan's commands
+  presdep study table runs/self-distill/study/dl19 --out table.md
+  presdep study curve configs/study/oc-sft.yaml --png curve.png
+  presdep study judge --rerun --gate            # configs/judge/study/*.yaml
+  presdep study task show --task passage-reranking
+  presdep study stage run --task passage-reranking --stage rerank --jobs 'dl19--*' --dry-run
+  presdep study appendix audit --strict         # exit 1 when a runnable artifact is broken
+"""
+
+
+def register(sub: Subparsers) -> None:
+    st = sub.add_parser(
+        "study",
+        help="multi-step studies: plan runner, tables, judge study, reproduction tasks",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    st.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="debug logging (as presdep -v)",
+    )
+    st.add_argument(
+        "--data-root",
+        default="data",
+        help="where the reproduction tasks' data is materialised (task, stage; default data)",
+    )
+    actions = st.add_subparsers(
+        dest="study_action", required=True, help="presdep study ACTION -h for its flags"
+    )
+    _register_plan(actions)
+    t = command(actions, "table", _cmd_table, "the study's Markdown table of its scorer runs")
+    t.add_argument("dl19_dir", help="folder of the scorers' run folders (run --eval, then psi)")
+    add_out(t, "write the table here (else print it)")
+    t.add_argument("--timings", help="the study sequencer's steps.jsonl (wall time per step)")
+    t.add_argument(
+        "--doc",
+        help="also rewrite the <!-- study-table:start/end --> block of this document "
+        "(docs/TRAINING.md)",
+    )
+    c = command(
+        actions, "curve", _cmd_curve, "learning curves of trained students on held-out queries"
+    )
+    c.add_argument("configs", nargs="+", help="training configs of trained students")
+    c.add_argument("--png", help="write the plot here")
+    c.add_argument("--presentations", type=int, default=4, help="M shuffles per held-out query")
+    c.add_argument("--max-queries", type=int, default=40, help="held-out queries used")
+    c.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
+    j = command(actions, "judge", _cmd_judge, "a judge study: each config into <root>/<id>/")
+    j.add_argument("configs", nargs="*", help="judge configs (default: configs/judge/study/*.yaml)")
+    j.add_argument("--root", default="runs/judge/study", help="where the study writes")
+    j.add_argument("--rerun", action="store_true", help="add the rerun-noise run")
+    j.add_argument("--gate", action="store_true", help="add the gate verdict")
+    add_override(j, "judge.batch_size=4")
+    reproduction.register(actions)
+
+
+def _register_plan(actions: Subparsers) -> None:
+    p = command(
+        actions,
+        "plan",
+        _cmd_plan,
+        "run a study plan's steps in order (resumable); default the self-distillation plan",
+        description="Runs a plan's commands in order; a step whose 'done' file exists is "
+        "skipped and every command resumes. Without --plan: the CPU-scale self-distillation "
+        "study (docs/TRAINING.md): fixtures, silver labels, λ selection, three students, then "
+        "the off-the-shelf readout, BSC and the four students on DL19 (run + PSI) and the table.",
+    )
+    p.add_argument("--root", default="runs/self-distill/study", help="where the study writes")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument(
+        "--plan",
+        default="",
+        help="a study plan YAML (e.g. configs/study/content-study.yaml) instead of the built-in "
+        "self-distillation plan",
+    )
+    p.add_argument("--lane", default="", help="run only the plan's steps of this lane")
+    p.add_argument(
+        "--timings",
+        default="",
+        help="append one JSON line per finished step (name, lane, seconds, UTC end) to this file "
+        "(default with --plan: runs/<plan stem>/steps.jsonl); the study table's cost column",
+    )
+    p.add_argument(
+        "--launcher",
+        default="",
+        help="prefix of the training commands, e.g. 'accelerate launch' (default: python)",
+    )
+    p.add_argument(
+        "--eval-override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra --override for every DL19 run (e.g. data.max_queries=8)",
+    )
+    p.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        metavar="SCORER=RUN_DIR",
+        help="copy a finished run folder of the same experiment config instead of recomputing "
+        "it, e.g. bsc=runs/psi-dl19-smollm2-bsc/<timestamp> (its run and psi steps are then "
+        "skipped; presdep refuses a folder made from another config)",
+    )
+
+
+def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.training.study_run import StudyRun, run_study
+
+    opts = StudyRun(
+        root=args.root,
+        plan=args.plan,
+        lane=args.lane,
+        timings=args.timings,
+        launcher=args.launcher,
+        eval_overrides=tuple(args.eval_override),
+        reuse=tuple(args.reuse),
+        dry_run=args.dry_run,
+    )
+    return run_study(opts)
+
+
+def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.io.atomic import atomic_write_text
+    from presentation_dependence.report.markers import splice_file
+    from presentation_dependence.training.study import study_table
+    from presentation_dependence.training.study_run import study_run_dirs
+
+    table = study_table(study_run_dirs(args.dl19_dir), args.timings)
+    if args.out:
+        atomic_write_text(args.out, table)
+        log.info("wrote %s", args.out)
+    if args.doc:
+        splice_file(args.doc, "study-table", table)
+        log.info("wrote the study-table block of %s", args.doc)
+    if not args.out and not args.doc:
+        sys.stdout.write(table)
+    return EXIT_OK
+
+
+def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.io.atomic import atomic_write_bytes
+    from presentation_dependence.report.figures import learning_curve
+    from presentation_dependence.training.config import load_training_config
+    from presentation_dependence.training.curve import learning_curve_points
+
+    series = {}
+    for path in args.configs:
+        cfg = load_training_config(path)
+        series[cfg.id] = learning_curve_points(
+            cfg, num_presentations=args.presentations, seed=args.seed, max_queries=args.max_queries
+        )
+    if args.png:
+        Path(args.png).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(args.png, learning_curve(series))
+        log.info("wrote %s", args.png)
+    return EXIT_OK
+
+
+def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.judge.study_run import run_judge_study
+
+    folders = run_judge_study(
+        args.configs,
+        args.root,
+        overrides=args.override,
+        argv=argv,
+        rerun=args.rerun,
+        gate=args.gate,
+    )
+    log.info("%d judge runs under %s", len(folders), args.root)
+    return EXIT_OK

@@ -1,0 +1,98 @@
+"""Run a judge study: every config into one folder each, resumably (``presdep study judge``,
+``scripts/judge_study.py``); :mod:`~presentation_dependence.judge.study` reads what it writes.
+
+* Each config runs into ``<root>/<config id>/``: ``presdep judge`` (or ``task: rank``); a config
+  whose id starts with ``noise-`` runs ``presdep noise`` instead (its ``noise`` block).
+* A folder that already holds a finished run (``summary.json``, ``ranking_summary.json`` or
+  ``noise.json``) is skipped, so an interrupted study resumes at the first unfinished config.
+* ``rerun``: judge the same calls once more at the configured batch size and compare with the
+  sweep (``<folder>/rerun/``, the sweep reused as run 0): the rerun noise in SE units.
+* ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
+  ``<folder>/gate_verdict.json``.
+* ``study_timing.json`` in each folder records the wall and CPU seconds of its run (CPU
+  seconds are what a busy shared machine does not distort).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.judge.config import JudgeTaskConfig, NoiseConfig, load_judge_config
+from presentation_dependence.judge.records import read_records
+from presentation_dependence.judge.runner import run_gate_task, run_judge_task, run_noise_task
+
+__all__ = ["DONE", "run_judge_study", "run_study_config", "study_configs"]
+
+log = logging.getLogger(__name__)
+DONE = ("summary.json", "ranking_summary.json", "noise.json")
+
+
+def study_configs() -> list[Path]:
+    """``configs/judge/study/*.yaml`` of the checkout (or of the installed package)."""
+    from presentation_dependence.resources import data_root
+
+    return sorted((data_root() / "configs" / "judge" / "study").glob("*.yaml"))
+
+
+def _done(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in DONE)
+
+
+def _timed(folder: Path, what: str, fn: Callable[[], object]) -> None:
+    """Run ``fn``; record its wall and CPU seconds (this process, all threads)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    path = folder / "study_timing.json"
+    timing = json.loads(path.read_text()) if path.is_file() else {}
+    prefix = "" if what == "run" else f"{what}_"
+    timing.update({f"{prefix}seconds": secs, f"{prefix}cpu_seconds": cpu})
+    atomic_write_text(path, json.dumps(timing, indent=2) + "\n")
+    log.info("%s %s: %.1f s wall, %.1f s CPU", folder.name, what, secs, cpu)
+
+
+def run_study_config(
+    cfg: JudgeTaskConfig, root: Path, argv: Sequence[str], *, rerun: bool, gate: bool
+) -> None:
+    """One config of the study into ``root/<id>/`` (skipped when finished)."""
+    out = root / cfg.id
+    if _done(out):
+        log.info("%s: finished run found, skipped", out)
+    elif cfg.id.startswith("noise-"):
+        _timed(out, "run", lambda: run_noise_task(cfg, out, argv))
+    else:
+        _timed(out, "run", lambda: run_judge_task(cfg, out, argv))
+    if cfg.task != "judge" or cfg.id.startswith("noise-"):
+        return
+    if rerun and not _done(out / "rerun"):
+        bs = getattr(cfg.judge.options, "batch_size", 1)
+        one = replace(cfg, noise=NoiseConfig(repeats=2, batch_sizes=[bs]))
+        ref = out / "records.jsonl"
+        read_records(ref)  # fail early on a damaged sweep
+        _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
+    if gate and not (out / "gate_verdict.json").is_file():
+        _timed(out, "gate", lambda: run_gate_task(cfg, out / "gate_verdict.json", argv))
+
+
+def run_judge_study(
+    paths: Sequence[str | Path],
+    root: str | Path,
+    *,
+    overrides: Sequence[str] = (),
+    argv: Sequence[str] = (),
+    rerun: bool = False,
+    gate: bool = False,
+) -> list[Path]:
+    """Every config of ``paths`` (default :func:`study_configs`), all validated before the first
+    runs; the run folders, in order."""
+    chosen = list(paths) or study_configs()
+    configs = [load_judge_config(path, overrides) for path in chosen]
+    for cfg in configs:
+        run_study_config(cfg, Path(root), argv, rerun=rerun, gate=gate)
+    return [Path(root) / cfg.id for cfg in configs]

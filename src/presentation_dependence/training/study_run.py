@@ -1,0 +1,165 @@
+"""Run a study's steps in order (``presdep study plan``, ``scripts/train/run_cpu_study.py``), and
+find its scorers' run folders for the table (``presdep study table``).
+
+A plan is the built-in self-distillation plan (:func:`~.study.study_plan`) or a YAML plan
+(:func:`~.study.load_plan`, e.g. ``configs/study/content-study.yaml``), optionally one lane of
+it. A step whose ``done`` file exists is skipped and every command resumes, so an interrupted
+study continues where it stopped; each finished step appends one JSON line (name, lane, seconds,
+UTC end) to the timings file, the study table's cost column.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.training.study import (
+    CHOSEN,
+    STUDENT_NAMES,
+    Step,
+    load_plan,
+    study_plan,
+)
+
+__all__ = ["SCORER_ORDER", "StudyRun", "run_study", "study_run_dirs", "study_steps"]
+
+log = logging.getLogger(__name__)
+
+# Rows of the study table follow this order; other scorers come after, by name.
+SCORER_ORDER = ("off-the-shelf", "bsc", "teacher-e5", *STUDENT_NAMES)
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """What to run: the options of ``presdep study plan``."""
+
+    root: str = "runs/self-distill/study"
+    plan: str = ""  # a plan YAML; empty: the built-in self-distillation plan
+    lane: str = ""  # only this lane's steps; empty: all
+    timings: str = ""  # steps.jsonl; empty: runs/<plan stem>/steps.jsonl with a plan, else none
+    launcher: str = ""  # prefix of the training commands (built-in plan), e.g. accelerate launch
+    eval_overrides: tuple[str, ...] = ()  # extra --override of every DL19 run (built-in plan)
+    reuse: tuple[str, ...] = ()  # SCORER=RUN_DIR: copy a finished run folder instead of running
+    dry_run: bool = False
+
+    @property
+    def timings_path(self) -> Path | None:
+        if self.timings:
+            return Path(self.timings)
+        return Path("runs") / Path(self.plan).stem / "steps.jsonl" if self.plan else None
+
+
+def study_steps(opts: StudyRun, *, python: str) -> list[Step]:
+    """The steps ``opts`` selects, with ``python`` as the interpreter of every command."""
+    if opts.plan:
+        steps = load_plan(opts.plan, python=python)
+    else:
+        steps = study_plan(
+            python=python,
+            root=opts.root,
+            launcher=shlex.split(opts.launcher),
+            eval_overrides=opts.eval_overrides,
+        )
+    if opts.lane:
+        steps = [s for s in steps if s.lane == opts.lane]
+        if not steps:
+            lanes = sorted({s.lane for s in study_steps(StudyRun(plan=opts.plan), python=python)})
+            raise ConfigError(
+                f"the plan has no step in lane {opts.lane!r}; its lanes: {', '.join(lanes)}"
+            )
+    return steps
+
+
+def _reuse(opts: StudyRun, out: TextIO) -> None:
+    for item in opts.reuse:
+        name, _, source = item.partition("=")
+        target = Path(opts.root) / "dl19" / name
+        if not source or not Path(source, "psi", "psi_metrics.json").is_file():
+            raise ConfigError(
+                f"--reuse {item}: expected SCORER=RUN_DIR of a finished run with "
+                "psi/psi_metrics.json"
+            )
+        if opts.dry_run:
+            out.write(f"cp -r {shlex.quote(source)} {shlex.quote(str(target))}\n")
+        elif not target.exists():
+            shutil.copytree(source, target)
+            log.info("reusing %s as %s", source, target)
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _record(timings: Path, step: Step, seconds: float) -> None:
+    timings.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "step": step.name,
+        "lane": step.lane,
+        "seconds": round(seconds, 1),
+        "utc_end": _utc_now(),
+    }
+    with timings.open("a", encoding="utf-8") as f:  # one short line: an atomic append
+        f.write(json.dumps(record) + "\n")
+
+
+def run_study(opts: StudyRun, *, python: str | None = None, out: TextIO | None = None) -> int:
+    """Run (or with ``dry_run`` write to ``out``) the steps in order; the exit status of the
+    first failing step, else 0. ``python`` defaults to this interpreter (``python`` in a dry run)."""
+    out = sys.stdout if out is None else out
+    python = python or ("python" if opts.dry_run else sys.executable)
+    steps = study_steps(opts, python=python)
+    _reuse(opts, out)
+    selection = Path(opts.root) / "lambda" / "lambda_selection.json"
+    timings = opts.timings_path
+    t_start = time.perf_counter()
+    for step in steps:
+        argv = list(step.argv)
+        if step.needs_chosen_adapter and not opts.dry_run:
+            chosen = json.loads(selection.read_text(encoding="utf-8"))["chosen_adapter"]
+            placeholder = CHOSEN.format(selection=f"{opts.root}/lambda")
+            argv = [a.replace(placeholder, chosen) for a in argv]
+        line = shlex.join(argv)
+        if opts.dry_run:
+            out.write(line + "\n")
+            continue
+        if step.done and Path(step.done).exists():
+            log.info("skip %s: %s exists", step.name, step.done)
+            continue
+        log.info("step %s (%s UTC): %s", step.name, _utc_now(), line)
+        t0 = time.perf_counter()
+        rc = subprocess.run(argv, check=False).returncode
+        if rc != 0:
+            log.error("step %s failed (exit %d): %s", step.name, rc, line)
+            return rc
+        seconds = time.perf_counter() - t0
+        log.info("step %s done in %.0f s", step.name, seconds)
+        if timings is not None:
+            _record(timings, step, seconds)
+    if not opts.dry_run:
+        log.info(
+            "study done in %.0f min: %s/table.md", (time.perf_counter() - t_start) / 60, opts.root
+        )
+    return 0
+
+
+def study_run_dirs(root: str | Path, order: Sequence[str] = SCORER_ORDER) -> list[Path]:
+    """The finished scorer run folders under ``root`` (with ``psi/psi_metrics.json``), in the
+    study's scorer order; an error when there is none."""
+    folder = Path(root)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder} is not a folder of scorer run folders")
+    found = [p for p in folder.iterdir() if (p / "psi" / "psi_metrics.json").is_file()]
+    if not found:
+        raise ConfigError(f"no finished run folders under {folder} (none has psi/psi_metrics.json)")
+    found.sort(key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
+    return found
