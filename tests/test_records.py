@@ -11,6 +11,7 @@ import pytest
 
 from presentation_dependence.records import (
     Candidate,
+    Cost,
     Qrels,
     Query,
     RankResult,
@@ -69,13 +70,61 @@ def test_rank_result_round_trip() -> None:
         _cands(),
         [0.5, 0.9, 0.1, 0.3],
         item_details=[{"p": [0.1, 0.9]}, {}, {}, {"p": [1.0, 0.0]}],
-        details={"forward_passes": 1},
+        details={"template": "t1"},
+        slots=[1, 2, 1, 2],
+        chunks=[0, 0, 1, 1],
+        grade_probs=[[0.5, 0.5], [0.1, 0.9], [1.0, 0.0], [0.25, 0.75]],
+        cost=Cost(forward_passes=2, prompt_tokens=40),
     )
     back = RankResult.from_dict(_json_round(res.to_dict()))
     assert back.to_dict() == res.to_dict()
-    assert back.details == {"forward_passes": 1}
+    assert back.details == {"template": "t1"}
+    assert back.cost == Cost(2, 40)
     assert back.items[0].details == {"p": [0.1, 0.9]}
+    assert (back.items[3].slot, back.items[3].chunk) == (2, 1)
+    assert back.items[1].grade_probs == (0.1, 0.9)
     assert isinstance(back.items[0], ScoredCandidate)
+
+
+def test_typed_fields_serialise_where_details_had_them() -> None:
+    """A per-query file written before the typed fields reads into them and writes back the
+    same bytes: cost first in the list details, grade_probs first and slot, chunk last."""
+    stored = {
+        "query": {"qid": "q1", "text": "text"},
+        "items": [
+            {
+                "docid": "d1",
+                "input_index": 0,
+                "first_stage_rank": 1,
+                "first_stage_score": 4.0,
+                "score": 1.5,
+                "rank": 1,
+                "details": {
+                    "grade_probs": [0.25, 0.25, 0.25, 0.25],
+                    "raw": [1.0],
+                    "slot": 1,
+                    "chunk": 0,
+                },
+            }
+        ],
+        "texts": {"d1": "a"},
+        "details": {"forward_passes": 1, "prompt_tokens": 9, "template": "t1"},
+    }
+    back = RankResult.from_dict(stored)
+    assert back.cost == Cost(1, 9) and back.details == {"template": "t1"}
+    item = back.items[0]
+    assert (item.slot, item.chunk, item.grade_probs) == (1, 0, (0.25, 0.25, 0.25, 0.25))
+    assert item.details == {"raw": [1.0]}
+    assert json.dumps(back.to_dict()) == json.dumps(stored)
+
+
+def test_typed_fields_are_not_details() -> None:
+    with pytest.raises(ValueError, match=r"RankResult\.cost"):
+        RankResult(Query("q", "t"), (), details={"forward_passes": 1})
+    with pytest.raises(ValueError, match="typed field"):
+        ScoredCandidate(Candidate("d", "", 1), 0, 1.0, 1, details={"slot": 1})
+    with pytest.raises(ValueError, match="forward_passes must be an integer >= 0"):
+        Cost(forward_passes=-1)
 
 
 def test_from_scores_ties_by_first_stage_rank_then_input_index() -> None:

@@ -33,6 +33,7 @@ from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.beir import read_beir_corpus, read_beir_qrels, read_beir_queries
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
+from presentation_dependence.seeding import named_rng
 
 SHARED = Path("../shared/data")
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -81,7 +82,7 @@ class BM25:
 def split(
     items: Sequence[str], n_train: int, n_heldout: int, seed: int, name: str
 ) -> tuple[list[str], list[str]]:
-    order = [items[i] for i in np.random.default_rng([seed, len(name)]).permutation(len(items))]
+    order = [items[i] for i in named_rng(seed, "study-split", name).permutation(len(items))]
     if n_train + n_heldout > len(order):
         raise PresdepError(f"{name}: {n_train}+{n_heldout} queries asked, {len(order)} exist")
     return order[:n_train], order[n_train : n_train + n_heldout]

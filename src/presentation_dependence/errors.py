@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ConfigError", "InputFormatError", "PresdepError", "RegistryError"]
+__all__ = [
+    "ConfigError",
+    "InputFormatError",
+    "PresdepError",
+    "RegistryError",
+    "RerankerContractError",
+]
 
 
 class PresdepError(Exception):
@@ -39,3 +45,8 @@ class RegistryError(PresdepError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it readable.
         return str(self.args[0]) if self.args else ""
+
+
+class RerankerContractError(PresdepError, RuntimeError):
+    """A reranker broke its contract (candidates lost or reordered, non-finite scores, readout
+    fields or cost reported for only some candidates). The message names the reranker."""

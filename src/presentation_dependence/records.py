@@ -24,6 +24,7 @@ import numpy as np
 
 __all__ = [
     "Candidate",
+    "Cost",
     "Qrels",
     "Query",
     "RankResult",
@@ -120,12 +121,36 @@ class RerankRequest:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What one :meth:`rank` call ran: model calls (a batched prompt forward, or one generate
+    call) and prompt tokens. Every reranker that runs a language model reports it."""
+
+    forward_passes: int = 0
+    prompt_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name, v in self.to_dict().items():
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+                raise ValueError(f"Cost.{name} must be an integer >= 0, got {v!r}")
+            object.__setattr__(self, name, int(v))
+
+    def to_dict(self) -> dict[str, int]:
+        return {"forward_passes": self.forward_passes, "prompt_tokens": self.prompt_tokens}
+
+
+_ITEM_FIELDS = ("slot", "chunk", "grade_probs")
+
+
+@dataclass(frozen=True)
 class ScoredCandidate:
     """A candidate with the reranker's score and rank, keeping its input position.
 
     ``input_index`` is the 0-based position in the list the reranker received; ``rank`` is the
-    1-based rank after reranking. ``details`` holds what a scorer wants to keep per candidate
-    (for example the grade distribution read at its slot).
+    1-based rank after reranking. A listwise readout also reports where it read the candidate:
+    ``slot`` (1-based, within its prompt), ``chunk`` (0-based prompt index) and ``grade_probs``
+    (the grade distribution read there); ``None`` when the reranker has no such thing.
+    ``details`` holds free-form extras only. Serialised, the typed fields sit in ``details``
+    (``grade_probs`` first, ``slot`` and ``chunk`` last), as files written before them have it.
     """
 
     candidate: Candidate
@@ -133,6 +158,13 @@ class ScoredCandidate:
     score: float
     rank: int
     details: Mapping[str, Any] = field(default_factory=dict)
+    slot: int | None = None
+    chunk: int | None = None
+    grade_probs: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if any(k in self.details for k in _ITEM_FIELDS):
+            raise ValueError(f"{_ITEM_FIELDS} are typed fields of ScoredCandidate, not details")
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -143,22 +175,48 @@ class ScoredCandidate:
             "score": self.score,
             "rank": self.rank,
         }
-        if self.details:
-            d["details"] = dict(self.details)
+        probs = {} if self.grade_probs is None else {"grade_probs": list(self.grade_probs)}
+        where = {k: v for k, v in (("slot", self.slot), ("chunk", self.chunk)) if v is not None}
+        if details := {**probs, **self.details, **where}:
+            d["details"] = details
         return d
+
+
+_COST_KEYS = ("forward_passes", "prompt_tokens")
+
+
+def _per_item(name: str, values: Sequence[Any] | np.ndarray | None, n: int) -> list[Any]:
+    if values is not None and len(values) != n:
+        raise ValueError(f"{name} must have one entry per candidate")
+    return [None] * n if values is None else list(values)
+
+
+def _typed(slot: Any, chunk: Any, grade_probs: Any) -> dict[str, Any]:
+    """ScoredCandidate's readout fields from loose values (``None`` stays ``None``)."""
+    return {
+        "slot": None if slot is None else int(slot),
+        "chunk": None if chunk is None else int(chunk),
+        "grade_probs": None if grade_probs is None else tuple(float(x) for x in grade_probs),
+    }
 
 
 @dataclass(frozen=True)
 class RankResult:
     """A reranked list that keeps every input candidate's identity and input order.
 
-    ``items`` are in *input* order; :meth:`ranked` gives them in rank order. ``details`` holds
-    per-list information (forward passes, prompt tokens, ...).
+    ``items`` are in *input* order; :meth:`ranked` gives them in rank order. ``cost`` is what
+    the call ran (``None`` for a reranker that runs no language model); ``details`` holds
+    free-form per-list extras. Serialised, the cost leads ``details``.
     """
 
     query: Query
     items: tuple[ScoredCandidate, ...] = field(default_factory=tuple)
     details: Mapping[str, Any] = field(default_factory=dict)
+    cost: Cost | None = None
+
+    def __post_init__(self) -> None:
+        if any(k in self.details for k in _COST_KEYS):
+            raise ValueError(f"{_COST_KEYS} belong in RankResult.cost, not in details")
 
     @classmethod
     def from_scores(
@@ -169,32 +227,34 @@ class RankResult:
         *,
         item_details: Sequence[Mapping[str, Any]] | None = None,
         details: Mapping[str, Any] | None = None,
+        slots: Sequence[int | None] | np.ndarray | None = None,
+        chunks: Sequence[int | None] | np.ndarray | None = None,
+        grade_probs: Sequence[Sequence[float] | None] | np.ndarray | None = None,
+        cost: Cost | None = None,
     ) -> RankResult:
         """Rank ``candidates`` by ``scores`` (descending).
 
         Ties are broken by first-stage rank, then by input position, so the result is
-        deterministic whatever the score precision.
+        deterministic whatever the score precision. ``slots``, ``chunks`` and ``grade_probs``
+        (one entry per candidate, ``None`` for none) fill the items' readout fields.
         """
+        n = len(candidates)
         scores_arr = np.asarray(scores, dtype=np.float64)
-        if scores_arr.shape != (len(candidates),):
+        if scores_arr.shape != (n,):
             raise ValueError(
                 f"got {scores_arr.shape[0] if scores_arr.ndim else 0} scores for "
-                f"{len(candidates)} candidates of query {query.qid!r}"
+                f"{n} candidates of query {query.qid!r}"
             )
         if np.isnan(scores_arr).any():
             raise ValueError(f"a reranker returned NaN scores for query {query.qid!r}")
-        if item_details is not None and len(item_details) != len(candidates):
+        if item_details is not None and len(item_details) != n:
             raise ValueError("item_details must have one entry per candidate")
+        fields = zip(_ITEM_FIELDS, (slots, chunks, grade_probs), strict=True)
+        readout = [_per_item(k, v, n) for k, v in fields]
         # np.lexsort sorts by the last key first.
-        order = np.lexsort(
-            (
-                np.arange(len(candidates)),
-                np.array([c.rank for c in candidates]),
-                -scores_arr,
-            )
-        )
-        ranks = np.empty(len(candidates), dtype=np.int64)
-        ranks[order] = np.arange(1, len(candidates) + 1)
+        order = np.lexsort((np.arange(n), np.array([c.rank for c in candidates]), -scores_arr))
+        ranks = np.empty(n, dtype=np.int64)
+        ranks[order] = np.arange(1, n + 1)
         items = tuple(
             ScoredCandidate(
                 candidate=c,
@@ -202,10 +262,11 @@ class RankResult:
                 score=float(scores_arr[i]),
                 rank=int(ranks[i]),
                 details=dict(item_details[i]) if item_details is not None else {},
+                **_typed(*(r[i] for r in readout)),
             )
             for i, c in enumerate(candidates)
         )
-        return cls(query=query, items=items, details=dict(details or {}))
+        return cls(query=query, items=items, details=dict(details or {}), cost=cost)
 
     def ranked(self) -> tuple[ScoredCandidate, ...]:
         """The items in rank order (rank 1 first)."""
@@ -217,8 +278,9 @@ class RankResult:
             "items": [it.to_dict() for it in self.items],
             "texts": {it.candidate.docid: it.candidate.text for it in self.items},
         }
-        if self.details:
-            d["details"] = dict(self.details)
+        details = {**(self.cost.to_dict() if self.cost else {}), **self.details}
+        if details:
+            d["details"] = details
         return d
 
     @classmethod
@@ -233,19 +295,24 @@ class RankResult:
                 rank=int(it["first_stage_rank"]),
                 score=math.nan if fs is None else float(fs),
             )
+            extra = dict(it.get("details", {}))
+            typed = _typed(*(extra.pop(k, None) for k in _ITEM_FIELDS))
             items.append(
                 ScoredCandidate(
                     candidate=cand,
                     input_index=int(it["input_index"]),
                     score=float(it["score"]),
                     rank=int(it["rank"]),
-                    details=dict(it.get("details", {})),
+                    details=extra,
+                    **typed,
                 )
             )
+        details = dict(d.get("details", {}))
+        cost = None
+        if any(k in details for k in _COST_KEYS):
+            cost = Cost(*(int(details.pop(k, 0)) for k in _COST_KEYS))
         return cls(
-            query=Query.from_dict(d["query"]),
-            items=tuple(items),
-            details=dict(d.get("details", {})),
+            query=Query.from_dict(d["query"]), items=tuple(items), details=details, cost=cost
         )
 
 

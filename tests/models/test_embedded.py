@@ -112,9 +112,9 @@ def test_real_model_readout_is_a_distribution_and_deterministic(
         for query, texts in QUERIES:
             cands = [Candidate(f"{query.qid}-d{i}", t, rank=i + 1) for i, t in enumerate(texts)]
             res = reranker.rank(query, cands)
-            assert res.details["forward_passes"] == 1
+            assert res.cost.forward_passes == 1
             for it in res.items:
-                p = np.array(it.details["grade_probs"])
+                p = np.array(it.grade_probs)
                 assert abs(p.sum() - 1.0) < 1e-6 and (p >= 0).all()
                 assert 0.0 <= it.score <= 3.0
             scores.append([it.score for it in res.items])

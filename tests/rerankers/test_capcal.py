@@ -105,10 +105,10 @@ def test_alpha_zero_gives_the_readout_scores(tiny_model: str) -> None:
             [it.score for it in base.items], abs=1e-12
         )
         for a, b in zip(res.items, base.items, strict=True):
-            assert a.details["grade_probs_raw"] == b.details["grade_probs"]
-            assert (a.details["slot"], a.details["chunk"]) == (
-                b.details["slot"],
-                b.details["chunk"],
+            assert a.details["grade_probs_raw"] == list(b.grade_probs)
+            assert (a.slot, a.chunk) == (
+                b.slot,
+                b.chunk,
             )
 
 
@@ -117,22 +117,22 @@ def test_calibrated_distributions_and_cost(tiny_model: str) -> None:
     base = grade(tiny_model, chunk_size=6).rank(QUERY, cands)
     res = capcal(tiny_model, chunk_size=6).rank(QUERY, cands)
     # one chunk: one real pass and one content-free pass
-    assert base.details["forward_passes"] == 1
-    assert res.details["forward_passes"] == 2 * base.details["forward_passes"]
+    assert base.cost.forward_passes == 1
+    assert res.cost.forward_passes == 2 * base.cost.forward_passes
     assert res.details["content_free_passes"] == 1
-    assert res.details["prompt_tokens"] == (
-        base.details["prompt_tokens"] + res.details["content_free_prompt_tokens"]
+    assert res.cost.prompt_tokens == (
+        base.cost.prompt_tokens + res.details["content_free_prompt_tokens"]
     )
     assert res.details["calibration"] == {"method": "capcal", "alpha": 1.0, "placeholder": "N/A"}
     values = np.arange(4)
     moved = 0.0
     for it, b in zip(res.items, base.items, strict=True):
-        p = np.array(it.details["grade_probs"])
+        p = np.array(it.grade_probs)
         raw = np.array(it.details["grade_probs_raw"])
         cf = np.array(it.details["grade_probs_content_free"])
         assert abs(p.sum() - 1) < 1e-12 and (p >= 0).all()
         assert abs(cf.sum() - 1) < 1e-6
-        assert raw.tolist() == b.details["grade_probs"]
+        assert raw.tolist() == list(b.grade_probs)
         assert it.score == pytest.approx(float(p @ values), abs=1e-12)
         np.testing.assert_allclose(p, calibrate(raw[None], cf[None], alpha=1.0)[0], atol=1e-12)
         moved = max(moved, abs(it.score - b.score))
@@ -144,14 +144,14 @@ def test_content_free_pass_is_cached_per_chunk_length(tiny_model: str) -> None:
     res = capcal(tiny_model, chunk_size=4).rank(QUERY, candidates(9))
     assert res.details["chunks"] == 3
     assert res.details["content_free_passes"] == 2
-    assert res.details["forward_passes"] == 5
+    assert res.cost.forward_passes == 5
     cf = [it.details["grade_probs_content_free"] for it in res.items]
     assert cf[0:4] == cf[4:8]  # same length, same query: the same prior, slot by slot
     assert cf[0] != cf[1]  # ... which differs between slots
     # round robin, 9 at B=4: 3 chunks of 3 -> one content-free pass
     rr = capcal(tiny_model, chunk_size=4, placement="round_robin").rank(QUERY, candidates(9))
-    assert rr.details["content_free_passes"] == 1 and rr.details["forward_passes"] == 4
-    assert [it.details["chunk"] for it in rr.items] == [i % 3 for i in range(9)]
+    assert rr.details["content_free_passes"] == 1 and rr.cost.forward_passes == 4
+    assert [it.chunk for it in rr.items] == [i % 3 for i in range(9)]
 
 
 def test_the_placeholder_is_what_the_content_free_pass_sees(tiny_model: str) -> None:
@@ -166,4 +166,4 @@ def test_the_placeholder_is_what_the_content_free_pass_sees(tiny_model: str) -> 
     assert [it.details["grade_probs_content_free"] for it in a.items] != [
         it.details["grade_probs_content_free"] for it in b.items
     ]
-    assert capcal(tiny_model).rank(QUERY, []).details["forward_passes"] == 0
+    assert capcal(tiny_model).rank(QUERY, []).cost.forward_passes == 0

@@ -2,8 +2,9 @@
 
 Run over every reranker registered by this package, each on the tiny random model where it
 takes a model: result shape, input identity and order kept, scores finite and in [0, 3],
-deterministic reruns, batched vs one-at-a-time agreement, and, for rerankers that declare
-themselves pointwise, scores that do not depend on the candidate order.
+deterministic reruns, batched vs one-at-a-time agreement, for rerankers that declare
+themselves pointwise, scores that do not depend on the candidate order, and, for listwise
+readouts, the typed readout fields (slot, chunk, grade distribution) and the cost of every call.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from presentation_dependence.errors import RerankerContractError
+from presentation_dependence.presentations import score_presentations
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers import RERANKERS, Paradigm, Reranker
+from presentation_dependence.rerankers.grade import GradeReranker
 
 BUILTIN = sorted(
     n
@@ -82,6 +86,54 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
     return cls(cls.config_cls(**kw))  # type: ignore[call-arg]
 
 
+def is_listwise_readout(cls: type) -> bool:
+    """Rerankers that read grades at slots of a prompt: the listwise paradigm and every reranker
+    built on the expected-grade readout (CapCal, PINE, the pointwise skeleton, vLLM)."""
+    return getattr(cls, "paradigm", None) is Paradigm.LISTWISE_READOUT or issubclass(
+        cls, GradeReranker
+    )
+
+
+def readout_problems(res: RankResult) -> list[str]:
+    """What a listwise readout's result lacks (empty: nothing)."""
+    problems = [] if res.cost is not None else ["no cost (forward passes, prompt tokens)"]
+    for it in res.items:
+        for field in ("slot", "chunk", "grade_probs"):
+            if getattr(it, field) is None:
+                problems.append(f"{it.candidate.docid}: no {field}")
+        if it.grade_probs is not None and abs(sum(it.grade_probs) - 1.0) > 1e-4:
+            problems.append(f"{it.candidate.docid}: grade_probs sum to {sum(it.grade_probs)}")
+    return problems
+
+
+class ForgetsOneSlot:
+    """A readout that leaves the slot of its first candidate out."""
+
+    def __init__(self, inner: Reranker) -> None:
+        self.inner = inner
+
+    def rank(self, query: Query, candidates: list[Candidate]) -> RankResult:
+        res = self.inner.rank(query, candidates)
+        first = dataclasses.replace(res.items[0], slot=None)
+        return dataclasses.replace(res, items=(first, *res.items[1:]))
+
+
+def test_a_missing_readout_field_fails_clearly(tiny_model):
+    """Neither the contract check nor the runners' scoring path defaults a missing field."""
+    grade = build("GradeReranker", tiny_model)
+    res = grade.rank(QUERY, make_candidates(5))
+    assert readout_problems(res) == []
+    stripped = ForgetsOneSlot(grade).rank(QUERY, make_candidates(5))
+    assert readout_problems(dataclasses.replace(stripped, cost=None)) == [
+        "no cost (forward passes, prompt tokens)",
+        "doc-0: no slot",
+    ]
+    with pytest.raises(
+        RerankerContractError, match=r"ForgetsOneSlot broke .* reported a slot for some"
+    ):
+        score_presentations(ForgetsOneSlot(grade), QUERY, make_candidates(5), [range(5)])
+
+
 def test_every_builtin_reranker_is_covered():
     assert {"IdentityReranker", "GradeReranker", "PointwiseGradeReranker"} <= set(BUILTIN)
 
@@ -130,6 +182,20 @@ class TestRerankerContract:
         a = {it.candidate.docid: it.score for it in r.rank(QUERY, cands).items}
         b = {it.candidate.docid: it.score for it in r.rank(QUERY, shuffled).items}
         assert a == b
+
+    def test_listwise_readout_reports_slot_chunk_grades_and_cost(self, name, tiny_model):
+        cls = RERANKERS.get(name)
+        if not is_listwise_readout(cls):
+            pytest.skip(f"{name} is {cls.paradigm.value}, not a listwise readout")
+        r = build(name, tiny_model)
+        cands = make_candidates()
+        problems = readout_problems(r.rank(QUERY, cands))
+        assert not problems, f"{name} must report every readout field: {problems[:5]}"
+        perms = [list(range(9)), list(range(9))[::-1]]
+        ps = score_presentations(r, QUERY, cands, perms)  # the runners' path, checked once
+        assert ps.slots is not None and ps.chunks is not None and ps.grade_probs is not None
+        assert (ps.forward_passes > 0).all() and (ps.prompt_tokens > 0).all()
+        assert ps.grade_probs.shape[:2] == (2, 9)
 
     def test_empty_list(self, name, tiny_model):
         res = build(name, tiny_model).rank(QUERY, [])

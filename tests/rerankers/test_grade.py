@@ -116,15 +116,15 @@ def test_chunking_45_at_b20(tiny: str) -> None:
     res = GradeReranker(opts(tiny, chunk_size=20)).rank(QUERY, cands)
     assert isinstance(res, RankResult)
     assert [it.candidate.docid for it in res.items] == [c.docid for c in cands]
-    chunks = [it.details["chunk"] for it in res.items]
+    chunks = [it.chunk for it in res.items]
     assert [chunks.count(k) for k in range(3)] == [20, 20, 5]
-    assert [it.details["slot"] for it in res.items] == [*range(1, 21), *range(1, 21), *range(1, 6)]
-    assert res.details["forward_passes"] == 3
+    assert [it.slot for it in res.items] == [*range(1, 21), *range(1, 21), *range(1, 6)]
+    assert res.cost.forward_passes == 3
     assert res.details["template"] == "pathc_grade_v1"
     assert res.details["batch_mode"] == "batched"
-    assert res.details["prompt_tokens"] > 0
+    assert res.cost.prompt_tokens > 0
     for it in res.items:
-        p = np.array(it.details["grade_probs"])
+        p = np.array(it.grade_probs)
         assert p.shape == (4,) and abs(p.sum() - 1) < 1e-6
         assert 0.0 <= it.score <= 3.0
         assert it.score == pytest.approx(float(p @ np.arange(4)))
@@ -138,7 +138,7 @@ def test_batched_and_one_at_a_time_agree(tiny: str) -> None:
     single = GradeReranker(opts(tiny, one_at_a_time=True)).rank(QUERY, cands)
     batched = GradeReranker(opts(tiny, batch_size=3)).rank(QUERY, cands)
     assert single.details["batch_mode"] == "one_at_a_time"
-    assert single.details["forward_passes"] == 3 and batched.details["forward_passes"] == 1
+    assert single.cost.forward_passes == 3 and batched.cost.forward_passes == 1
     diff = max(abs(a.score - b.score) for a, b in zip(single.items, batched.items, strict=True))
     logger.info("45 candidates, B=20: batched vs one-at-a-time max |dE[g]| = %.3g", diff)
     assert diff < 1e-4
@@ -160,8 +160,8 @@ def test_listwise_scores_depend_on_order_pointwise_do_not(tiny: str) -> None:
     res = pw.rank(QUERY, shuffled)
     b = {it.candidate.docid: it.score for it in res.items}
     assert a == b  # bit for bit: each prompt holds one candidate
-    assert res.details["forward_passes"] == 12
-    assert {it.details["slot"] for it in res.items} == {1}
+    assert res.cost.forward_passes == 12
+    assert {it.slot for it in res.items} == {1}
     lw = GradeReranker(opts(tiny, chunk_size=12))
     c = {it.candidate.docid: it.score for it in lw.rank(QUERY, cands).items}
     d = {it.candidate.docid: it.score for it in lw.rank(QUERY, shuffled).items}
@@ -183,7 +183,7 @@ def test_models_are_shared_and_described(tiny: str) -> None:
 
 def test_empty_list_and_bad_labels(tiny: str) -> None:
     res = GradeReranker(opts(tiny)).rank(QUERY, [])
-    assert res.items == () and res.details["forward_passes"] == 0
+    assert res.items == () and res.cost.forward_passes == 0
     bad = GradeReranker(opts(tiny, grade_labels=("10", "11", "12", "13")))
     with pytest.raises(GradeLabelTokenizationError, match="'10'"):
         bad.rank(QUERY, candidates(3))
@@ -196,11 +196,11 @@ def test_round_robin_placement_45_at_b20(tiny: str) -> None:
     cands = candidates(45)
     res = GradeReranker(opts(tiny, chunk_size=20, placement="round_robin")).rank(QUERY, cands)
     assert [it.candidate.docid for it in res.items] == [c.docid for c in cands]
-    assert res.details["chunks"] == 3 and res.details["forward_passes"] == 3
-    chunks = [it.details["chunk"] for it in res.items]
+    assert res.details["chunks"] == 3 and res.cost.forward_passes == 3
+    chunks = [it.chunk for it in res.items]
     assert chunks == [i % 3 for i in range(45)]
     assert [chunks.count(k) for k in range(3)] == [15, 15, 15]
-    assert [it.details["slot"] for it in res.items] == [i // 3 + 1 for i in range(45)]
+    assert [it.slot for it in res.items] == [i // 3 + 1 for i in range(45)]
     # each chunk is the prompt that GradeReranker builds for its members in input order
     one = GradeReranker(opts(tiny, chunk_size=15))
     for k in range(3):
@@ -226,7 +226,7 @@ def test_sequential_placement_is_the_default_and_unchanged(tiny: str) -> None:
     default = GradeReranker(opts(tiny, chunk_size=20)).rank(QUERY, cands)
     seq = GradeReranker(opts(tiny, chunk_size=20, placement="sequential")).rank(QUERY, cands)
     assert [it.score for it in default.items] == [it.score for it in seq.items]
-    assert [it.details["chunk"] for it in seq.items] == [i // 20 for i in range(45)]
-    assert [it.details["slot"] for it in seq.items] == [i % 20 + 1 for i in range(45)]
+    assert [it.chunk for it in seq.items] == [i // 20 for i in range(45)]
+    assert [it.slot for it in seq.items] == [i % 20 + 1 for i in range(45)]
     with pytest.raises(ConfigError, match="placement"):
         GradeRerankerOptions(placement="interleaved")  # type: ignore[arg-type]

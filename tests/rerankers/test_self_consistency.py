@@ -10,13 +10,13 @@ import pytest
 
 from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.presentations import draw_orders
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker
 from presentation_dependence.rerankers.grade import GradeReranker, PointwiseGradeReranker
 from presentation_dependence.rerankers.self_consistency import (
     BatchedSelfConsistencyOptions,
     BatchedSelfConsistencyReranker,
-    presentations,
 )
 
 QUERY = Query("q1", "how long is the life cycle of a flea")
@@ -86,13 +86,13 @@ def test_options_are_validated(kw: dict[str, Any], match: str) -> None:
         BatchedSelfConsistencyOptions(**kw)
 
 
-def test_presentations_depend_on_seed_and_qid_only() -> None:
-    a = presentations(9, "q1", num_orders=5, seed=0)
-    assert a == presentations(9, "q1", num_orders=5, seed=0)
+def test_orders_depend_on_seed_and_qid_only() -> None:
+    a = draw_orders(9, "q1", num_orders=5, seed=0)
+    assert a == draw_orders(9, "q1", num_orders=5, seed=0)
     assert all(sorted(p) == list(range(9)) for p in a)
-    assert a != presentations(9, "q1", num_orders=5, seed=1)
-    assert a != presentations(9, "q2", num_orders=5, seed=0)
-    given = presentations(9, "q1", num_orders=5, seed=0, include_given_order=True)
+    assert a != draw_orders(9, "q1", num_orders=5, seed=1)
+    assert a != draw_orders(9, "q2", num_orders=5, seed=0)
+    given = draw_orders(9, "q1", num_orders=5, seed=0, include_given_order=True)
     assert given[0] == list(range(9)) and given[1:] == a[:4]
 
 
@@ -105,9 +105,9 @@ def test_k_orders_cost_k_times_the_base(tiny_model: str) -> None:
     assert res.details["distinct_presentations"] == 5
     base = GradeReranker(r.base.options)  # type: ignore[attr-defined]
     runs = [base.rank(QUERY, [cands[i] for i in o]) for o in orders]
-    assert runs[0].details["forward_passes"] == 3  # 9 candidates at B=4: chunks 4, 4, 1
-    assert res.details["forward_passes"] == 5 * 3
-    assert res.details["prompt_tokens"] == sum(x.details["prompt_tokens"] for x in runs)
+    assert runs[0].cost.forward_passes == 3  # 9 candidates at B=4: chunks 4, 4, 1
+    assert res.cost.forward_passes == 5 * 3
+    assert res.cost.prompt_tokens == sum(x.cost.prompt_tokens for x in runs)
     # scores are the per-candidate means, aligned by candidate, not by slot
     expected = {c.docid: np.mean([by_doc(x)[c.docid] for x in runs]) for c in cands}
     got = by_doc(res)
@@ -149,7 +149,7 @@ def test_over_a_pointwise_base_it_equals_the_base(tiny_model: str) -> None:
     base = pw.rank(QUERY, cands)
     assert by_doc(res) == pytest.approx(by_doc(base), abs=1e-9)
     assert max(it.details["score_std"] for it in res.items) < 1e-9
-    assert res.details["forward_passes"] == 4 * 7
+    assert res.cost.forward_passes == 4 * 7
 
 
 def test_reduces_the_spread_across_input_orders(tiny_model: str) -> None:
@@ -170,17 +170,17 @@ def test_duplicate_presentations_are_scored_once(tiny_model: str) -> None:
     one = candidates(1)
     res = bsc(tiny_model, num_orders=4).rank(QUERY, one)
     assert res.details["presentations"] == [[0]] * 4
-    assert res.details["distinct_presentations"] == 1 and res.details["forward_passes"] == 1
+    assert res.details["distinct_presentations"] == 1 and res.cost.forward_passes == 1
     assert res.items[0].details["score_std"] == 0.0
     empty = bsc(tiny_model, num_orders=4).rank(QUERY, [])
-    assert empty.items == () and empty.details["forward_passes"] == 0
+    assert empty.items == () and empty.cost.forward_passes == 0
 
 
 def test_identity_base_and_describe(tiny_model: str) -> None:
     r = bsc(tiny_model, base={"reranker_class": "IdentityReranker"}, num_orders=3)
     res = r.rank(QUERY, candidates(5))
     assert [it.rank for it in res.items] == [1, 2, 3, 4, 5]
-    assert res.details["forward_passes"] == 0
+    assert res.cost.forward_passes == 0
     info = r.describe()
     assert info["base"] == {"reranker_class": "IdentityReranker"}
     assert info["num_orders"] == 3 and info["paradigm"] == "mitigation"

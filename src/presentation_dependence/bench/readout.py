@@ -74,8 +74,10 @@ def _time_rank(reranker: GradeReranker, requests: Sequence[RerankRequest]) -> di
         res = reranker.rank(req.query, req.candidates)
         seconds.append(time.perf_counter() - t0)
         docs += len(req.candidates)
-        tokens += int(res.details["prompt_tokens"])
-        passes += int(res.details["forward_passes"])
+        if res.cost is None:
+            raise RuntimeError(f"{type(reranker).__name__} reported no cost; the bench needs it")
+        tokens += res.cost.prompt_tokens
+        passes += res.cost.forward_passes
         scores.extend(it.score for it in res.items)
     total = sum(seconds)
     return {

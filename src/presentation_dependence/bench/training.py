@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
+
+from presentation_dependence.seeding import rng_from
 
 __all__ = ["GOAL_RATIO", "measure_step", "training_benchmark_markdown", "training_step_benchmark"]
 
@@ -114,7 +115,7 @@ def measure_step(
     model = student.model.to(student.device)
     model.train()
     views = draw_views(n, 2, seed=seed, key=req.query.qid, epoch=0)
-    labels = np.random.default_rng(seed).uniform(0, 3, size=n)
+    labels = rng_from(seed).uniform(0, 3, size=n)
     ex = TrainExample(
         key=req.query.qid,
         query=req.query.text,

@@ -17,6 +17,7 @@ import numpy as np
 
 from presentation_dependence.io.fixture import write_fixture
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
+from presentation_dependence.seeding import rng_from
 
 __all__ = ["build_smoke_fixture", "check_smoke_metrics", "expected_ndcg_at_10"]
 
@@ -34,7 +35,7 @@ def build_smoke_fixture(
     out_dir: str | Path, *, seed: int = 13, num_queries: int = 6, num_candidates: int = 15
 ) -> Path:
     """Write ``<out_dir>/fixture.jsonl`` and return its path. Same seed, same bytes."""
-    rng = np.random.default_rng(seed)
+    rng = rng_from(seed)
     requests, judgements = [], {}
     for qi in range(num_queries):
         qid = f"smoke-{qi + 1}"

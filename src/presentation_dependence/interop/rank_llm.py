@@ -22,14 +22,12 @@ window first, seeded by ``seed`` and the query id. rank_llm itself is imported o
 from __future__ import annotations
 
 import copy
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from presentation_dependence.io.rankllm_json import doc_text
 from presentation_dependence.optional import import_optional
+from presentation_dependence.presentations import draw_orders
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers.base import Reranker
 
@@ -82,8 +80,8 @@ class RankLLMCoordinator:
         cands = list(request.candidates)
         window = cands[start:end]
         if shuffle:
-            rng = np.random.default_rng([self.seed, zlib.crc32(qid.encode("utf-8"))])
-            window = [window[int(i)] for i in rng.permutation(len(window))]
+            order = draw_orders(len(window), qid, num_orders=1, seed=self.seed)[0]
+            window = [window[i] for i in order]
         if window:
             ours = [
                 Candidate(str(c.docid), doc_text(c.doc), rank=i + 1) for i, c in enumerate(window)

@@ -1,7 +1,8 @@
 """Where each response sits in an N-way judge prompt: seeded draws and full sweeps.
 
 A placement is a tuple ``p`` of length N: slot j (letter A + j) shows response ``p[j]``. Every
-random draw comes from :func:`placement_rng`, seeded by (seed, crc32(item id)) only, so an
+random draw comes from :func:`~presentation_dependence.presentations.draw_presentations` on
+the stream ``("judge-placement", item id)``, seeded by (seed, item id) only, so an
 item's placements are fixed by the seed and its id *before* anything is judged or cached; they
 do not depend on load order, sharding, batch size or a cache (RewardBench 2 drew the slot with an
 unseeded ``np.random.randint`` inside a cached ``datasets.map``: only 4 of the 24 orders could
@@ -19,27 +20,18 @@ from __future__ import annotations
 
 import itertools
 import math
-import zlib
 from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
-
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge.records import JudgeRequest, ResponseItem
+from presentation_dependence.presentations import draw_presentations
 
-__all__ = ["PLACEMENT_MODES", "PlacementMode", "make_requests", "placement_rng", "placements"]
+__all__ = ["PLACEMENT_MODES", "PlacementMode", "make_requests", "placements"]
 
 PlacementMode = Literal["seeded", "cyclic", "full"]
 PLACEMENT_MODES: tuple[str, ...] = ("seeded", "cyclic", "full")
 MAX_FULL_N = 6
-_STREAM = zlib.crc32(b"judge-placement")
-
-
-def placement_rng(seed: int, item_id: str) -> np.random.Generator:
-    """The generator of one item's placements: ``default_rng([seed, crc32('judge-placement'),
-    crc32(item_id)])``."""
-    return np.random.default_rng([seed, _STREAM, zlib.crc32(item_id.encode("utf-8"))])
 
 
 def placements(mode: str, n: int, seed: int, item_id: str) -> list[tuple[int, ...]]:
@@ -53,13 +45,15 @@ def placements(mode: str, n: int, seed: int, item_id: str) -> list[tuple[int, ..
                 f"'cyclic' (N placements) above N={MAX_FULL_N}"
             )
         return [tuple(p) for p in itertools.permutations(range(n))]
-    rng = placement_rng(seed, item_id)
-    base = tuple(int(i) for i in rng.permutation(n))
-    if mode == "seeded":
-        return [base]
-    if mode == "cyclic":
-        return [base[-s:] + base[:-s] if s else base for s in range(n)]
-    raise ConfigError(f"unknown placement mode {mode!r}; use one of {', '.join(PLACEMENT_MODES)}")
+    draws = {"seeded": ("random_shuffle", 1), "cyclic": ("cyclic_shift", n)}
+    if mode not in draws:
+        raise ConfigError(
+            f"unknown placement mode {mode!r}; use one of {', '.join(PLACEMENT_MODES)}"
+        )
+    # seeded: one uniform permutation; cyclic: a base permutation and its n rotations
+    name, m = draws[mode]
+    perms = draw_presentations(name, n, m, seed, item_id, stream=("judge-placement", item_id))
+    return [tuple(int(i) for i in p) for p in perms]
 
 
 def make_requests(

@@ -1,7 +1,7 @@
 """Response ranking with the expected-grade readout: responses as candidates, B = 4 per prompt.
 
 Each item's responses are scored under M seeded shuffles (``random_shuffle`` from
-:mod:`~presentation_dependence.robustness.presentations`, generator from (seed, 'response_rank',
+:mod:`~presentation_dependence.presentations`, generator from (seed, 'response_rank',
 item id)), by any registered reranker; the default is ``GradeReranker`` with ``chunk_size: 4``
 (docs/SCORING.md §2). A presented list gives response j the first-stage rank of its slot, so
 score ties resolve by slot, as in the passage experiments. Per item, with the (M, n) score
@@ -32,12 +32,9 @@ from presentation_dependence.metrics import (
     pair_flip_rate,
     tau_psi,
 )
+from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import Reranker
-from presentation_dependence.robustness.presentations import (
-    PerturbationContext,
-    draw_presentations,
-)
 
 __all__ = ["rank_item", "rank_responses"]
 
@@ -50,23 +47,15 @@ def rank_item(
 ) -> dict[str, Any]:
     """Score one item under M seeded presentations; its per-item record."""
     n = len(item.responses)
-    ctx = PerturbationContext(grades=np.asarray(item.labels, dtype=np.int64))
     perms = draw_presentations(
-        "random_shuffle", n, num_presentations, seed, f"{STREAM}:{item.item_id}", ctx
+        "random_shuffle", n, num_presentations, seed, f"{STREAM}:{item.item_id}"
     )
-    query = Query(item.item_id, item.prompt)
-    scores = np.zeros((len(perms), n), dtype=np.float64)
-    slots = np.zeros((len(perms), n), dtype=np.int64)
-    for m, perm in enumerate(perms):
-        shown = [
-            Candidate(f"r{int(j)}", item.responses[int(j)], rank=pos + 1)
-            for pos, j in enumerate(perm)
-        ]
-        res = reranker.rank(query, shown)
-        for pos, it in enumerate(res.items):
-            j = int(perm[pos])
-            scores[m, j] = it.score
-            slots[m, j] = int(it.details.get("slot", pos + 1))
+    responses = [Candidate(f"r{j}", text, rank=j + 1) for j, text in enumerate(item.responses)]
+    ps = score_presentations(
+        reranker, Query(item.item_id, item.prompt), responses, perms, renumber_ranks=True
+    )
+    scores = ps.scores
+    slots = ps.slots if ps.slots is not None else ps.positions + 1
     gains = np.asarray(item.labels, dtype=np.float64)
     ndcgs = ndcg_per_presentation(scores, gains, ndcg_k, gains)
     correct = [i for i, lab in enumerate(item.labels) if lab]

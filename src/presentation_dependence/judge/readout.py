@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -46,6 +45,7 @@ from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptio
 from presentation_dependence.judge.generative import JUDGE_TEMPLATES, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
+from presentation_dependence.seeding import rng_from
 
 __all__ = [
     "READOUT_PARSER_VERSION",
@@ -59,7 +59,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 READOUT_PARSER_VERSION = "readout-argmax-v1"
-_TIE = zlib.crc32(b"verdict-tie")
 
 
 class VerdictLabelTokenizationError(GradeLabelTokenizationError):
@@ -151,8 +150,7 @@ def argmax_verdict(probs: np.ndarray, seed: int, req: JudgeRequest) -> tuple[int
     top = np.flatnonzero(probs == probs.max())
     if top.size == 1:
         return int(top[0]), 1
-    item = zlib.crc32(req.item.item_id.encode("utf-8"))
-    rng = np.random.default_rng([seed, _TIE, item, *req.placement])
+    rng = rng_from(seed, "verdict-tie", req.item.item_id, *req.placement)
     return int(top[int(rng.integers(top.size))]), int(top.size)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import zlib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,6 +55,7 @@ from presentation_dependence.judge.resume import PARTS_DIR, freeze_judge_config,
 from presentation_dependence.judge.scoring import summarise_records
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.secrets import redact, redact_obj
+from presentation_dependence.seeding import named_rng
 
 __all__ = [
     "default_out_dir",
@@ -72,10 +72,6 @@ log = logging.getLogger(__name__)
 def default_out_dir(cfg: JudgeTaskConfig) -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return Path(cfg.output_root) / cfg.id / stamp
-
-
-def _rng(cfg: JudgeTaskConfig, purpose: str) -> np.random.Generator:
-    return np.random.default_rng([cfg.seed, zlib.crc32(purpose.encode("utf-8"))])
 
 
 def write_json(path: Path, obj: Any) -> None:
@@ -119,7 +115,7 @@ def run_judge_task(
     write_records(out / "records.jsonl", records)
     summary = summarise_records(
         records,
-        rng=_rng(cfg, "judge-summary"),
+        rng=named_rng(cfg.seed, "judge-summary"),
         n_resamples=cfg.bootstrap_resamples,
         confidence=cfg.confidence,
     )
@@ -175,7 +171,7 @@ def run_noise_task(
             c = compare_runs(
                 result.runs[first][0],
                 recs[0],
-                rng=_rng(cfg, f"noise-compare-{cond}"),
+                rng=named_rng(cfg.seed, f"noise-compare-{cond}"),
                 n_resamples=cfg.bootstrap_resamples,
                 confidence=cfg.confidence,
             )
@@ -189,7 +185,7 @@ def run_noise_task(
     write_json(out / "noise.json", noise)
     summary = summarise_records(
         result.runs[first][0],
-        rng=_rng(cfg, "judge-summary"),
+        rng=named_rng(cfg.seed, "judge-summary"),
         n_resamples=cfg.bootstrap_resamples,
         confidence=cfg.confidence,
     )
@@ -254,7 +250,7 @@ def run_rank_task(
         num_presentations=cfg.ranking.num_presentations,
         seed=cfg.seed,
         ndcg_k=cfg.ranking.ndcg_k,
-        rng=_rng(cfg, "rank-summary"),
+        rng=named_rng(cfg.seed, "rank-summary"),
         n_resamples=cfg.bootstrap_resamples,
         confidence=cfg.confidence,
     )

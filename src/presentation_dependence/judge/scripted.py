@@ -3,8 +3,9 @@
 Per (item, placement) a *latent* verdict is drawn once: correct with probability ``accuracy``,
 otherwise a uniformly chosen wrong slot. Each call (each repeat index) then, with probability
 ``noise``, replaces it by a uniformly random slot, and with probability ``parse_failure`` writes
-a judgement without a verdict marker. All draws come from ``numpy.random.default_rng`` seeded by
-(seed, stream, crc32(item id), placement[, repeat]); batching is ignored. So a call is correct
+a judgement without a verdict marker. All draws come from
+:func:`~presentation_dependence.seeding.rng_from` seeded by (seed, stream name, item id,
+placement[, repeat]); batching is ignored. So a call is correct
 with probability ``(1 - parse_failure) * (accuracy * (1 - noise) + noise / N)``, and two calls
 of one case disagree only through ``noise`` and ``parse_failure``. The judgement text goes
 through the real parser.
@@ -12,7 +13,6 @@ through the real parser.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -24,11 +24,9 @@ from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptio
 from presentation_dependence.judge.generative import verdict_record
 from presentation_dependence.judge.parser import parser_version
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.seeding import rng_from
 
 __all__ = ["ScriptedJudge", "ScriptedJudgeOptions"]
-
-_LATENT = zlib.crc32(b"scripted-latent")
-_CALL = zlib.crc32(b"scripted-call")
 
 
 @dataclass(frozen=True)
@@ -62,19 +60,18 @@ class ScriptedJudge:
         self.options = opts
         self.calls = 0
 
-    def _seed(self, stream: int, req: JudgeRequest, *extra: int) -> list[int]:
-        item = zlib.crc32(req.item.item_id.encode("utf-8"))
-        return [self.options.seed, stream, item, *req.placement, *extra]
+    def _rng(self, stream: str, req: JudgeRequest, *extra: int) -> np.random.Generator:
+        return rng_from(self.options.seed, stream, req.item.item_id, *req.placement, *extra)
 
     def _one(self, req: JudgeRequest) -> JudgeRecord:
         o = self.options
-        latent_rng = np.random.default_rng(self._seed(_LATENT, req))
+        latent_rng = self._rng("scripted-latent", req)
         if latent_rng.random() < o.accuracy:
             slot = req.correct_slot
         else:
             wrong = [s for s in range(req.n) if s != req.correct_slot]
             slot = int(wrong[int(latent_rng.integers(len(wrong)))])
-        call = np.random.default_rng(self._seed(_CALL, req, req.repeat))
+        call = self._rng("scripted-call", req, req.repeat)
         if call.random() < o.noise:
             slot = int(call.integers(req.n))
         if call.random() < o.parse_failure:

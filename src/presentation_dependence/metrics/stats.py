@@ -9,7 +9,6 @@ Inputs are never written; NaN values are refused (drop unjudged or undefined que
 from __future__ import annotations
 
 import inspect
-import zlib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from presentation_dependence.metrics.ranking import _vector
+from presentation_dependence.seeding import named_rng  # re-exported: its historical home
 
 __all__ = [
     "bootstrap_ci",
@@ -31,13 +31,6 @@ __all__ = [
 _RNG_KW = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
 
 CIMethod = Literal["percentile", "basic", "BCa"]
-
-
-def named_rng(seed: int, *names: str) -> np.random.Generator:
-    """A Generator seeded by ``seed`` and the names of what it draws for (e.g. variant, metric):
-    ``default_rng([seed, crc32(name_1), ...])``. Each figure gets its own stream, so adding or
-    reordering figures never changes another one's interval."""
-    return np.random.default_rng([seed, *(zlib.crc32(n.encode("utf-8")) for n in names)])
 
 
 def _values(name: str, values: ArrayLike) -> NDArray[np.float64]:

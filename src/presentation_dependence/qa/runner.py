@@ -33,6 +33,7 @@ from presentation_dependence.data.hotpotqa import HotpotQALoader
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.metrics.decisions import retained_set
 from presentation_dependence.metrics.ranking import ranks_from_scores
+from presentation_dependence.presentations import score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.qa.analysis import analyse_qa
 from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_config
@@ -119,20 +120,17 @@ class QARunner:
         t0 = time.perf_counter()
         variants: dict[str, list[dict[str, Any]]] = {}
         for name, perms in self.psi.presentations(req, grades).items():
+            ps = score_presentations(self.psi.reranker, req.query, req.candidates, perms)
             rows = []
-            for perm in perms:
-                res = self.psi.reranker.rank(req.query, [req.candidates[i] for i in perm])
-                scores = np.empty(n)
-                for j, it in enumerate(res.items):
-                    scores[int(perm[j])] = it.score
-                idx = self._retain(scores)
+            for p, perm in enumerate(perms):
+                idx = self._retain(ps.scores[p])
                 rows.append(
                     {
                         "perm": [int(i) for i in perm],
-                        "scores": [float(s) for s in scores],
+                        "scores": [float(s) for s in ps.scores[p]],
                         "retained": [docids[i] for i in idx],
-                        "forward_passes": int(res.details.get("forward_passes", 0)),
-                        "prompt_tokens": int(res.details.get("prompt_tokens", 0)),
+                        "forward_passes": int(ps.forward_passes[p]),
+                        "prompt_tokens": int(ps.prompt_tokens[p]),
                         **self._read(req, idx, golds),
                     }
                 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -19,6 +18,7 @@ from presentation_dependence.metrics.decisions import retained_set
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 from presentation_dependence.report import figures
 from presentation_dependence.robustness.store import NULL
+from presentation_dependence.seeding import rng_from
 
 __all__ = ["load_psi_run", "write_report"]
 
@@ -124,9 +124,9 @@ def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
                 qids = [q for q in pa if q in pb]
                 a = np.array([pb[q][metric] for q in qids])
                 b = np.array([pa[q][metric] for q in qids])
-                key = zlib.crc32(f"{r['label']}/{var}/{metric}".encode())
-                boot = paired_bootstrap(a, b, rng=np.random.default_rng([seed, key]))
-                perm = paired_permutation_test(a, b, rng=np.random.default_rng([seed, key, 1]))
+                key = f"{r['label']}/{var}/{metric}"
+                boot = paired_bootstrap(a, b, rng=rng_from(seed, key))
+                perm = paired_permutation_test(a, b, rng=rng_from(seed, key, 1))
                 lines.append(
                     f"| `{r['label']}` | {var} | {metric} | {boot['mean_diff']:+.3f} "
                     f"[{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}] | {boot['p_value']:.3g} "

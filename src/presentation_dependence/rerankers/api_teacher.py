@@ -51,11 +51,12 @@ import numpy as np
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.http import error_text, post_with_deadline
+from presentation_dependence.presentations import draw_orders
 from presentation_dependence.readout.prompt import clean_text, get_template
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
-from presentation_dependence.rerankers.self_consistency import presentations
 from presentation_dependence.secrets import redact
+from presentation_dependence.seeding import rng_from
 
 __all__ = [
     "PARSER_VERSION",
@@ -170,7 +171,7 @@ class ChatClient:
 
     def __init__(self, opts: ClosedModelGenBscOptions) -> None:
         self.opts = opts
-        self._rng = np.random.default_rng([opts.seed, 0xA91])
+        self._rng = rng_from(opts.seed, 0xA91)  # the retry jitter stream
         self._lock = threading.Lock()
         self.http_calls = 0
         self.retries = 0
@@ -329,7 +330,7 @@ class ClosedModelGenBscReranker:
             return RankResult.from_scores(query, candidates, [], details=details)
         template = get_template(o.template)
         texts = [clean_text(c.text, o.max_passage_chars) for c in candidates]
-        orders = presentations(n, query.qid, num_orders=o.num_orders, seed=o.seed)
+        orders = draw_orders(n, query.qid, num_orders=o.num_orders, seed=o.seed)
         payloads = []
         for order in orders:
             user = template.render_user(

@@ -34,9 +34,14 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import get_template
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
-from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions, _opt
+from presentation_dependence.rerankers.grade import (
+    GradeReranker,
+    GradeRerankerOptions,
+    _opt,
+    readout_result,
+)
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import ForwardStats
@@ -131,8 +136,6 @@ class CapCalGradeReranker(GradeReranker):
         opts = self.cal
         template = get_template(opts.template)
         details: dict[str, Any] = {
-            "forward_passes": 0,
-            "prompt_tokens": 0,
             "template": template.template_id,
             "batch_mode": self.batch_mode,
             "calibration": {
@@ -142,7 +145,7 @@ class CapCalGradeReranker(GradeReranker):
             },
         }
         if not candidates:
-            return RankResult.from_scores(query, candidates, [], details=details)
+            return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
         backend, builder = self._ensure_loaded()
 
         def run(prompts: Sequence[BuiltPrompt]) -> tuple[list[np.ndarray], ForwardStats]:
@@ -164,27 +167,19 @@ class CapCalGradeReranker(GradeReranker):
         cf_probs, cf_stats = run(cf_prompts)
         cache = dict(zip(keys, cf_probs, strict=True))
 
-        values = np.arange(template.num_grades, dtype=np.float64)
-        scores = np.zeros(len(candidates), dtype=np.float64)
+        calibrated: list[np.ndarray] = []
         item_details: list[dict[str, Any]] = [{} for _ in candidates]
         for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
             if p.shape != (len(group), template.num_grades):
                 raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
             p_cf = cache[(query.text, len(group))]
-            cal = calibrate(p, p_cf, alpha=opts.alpha, method=opts.method)
+            calibrated.append(calibrate(p, p_cf, alpha=opts.alpha, method=opts.method))
             for slot, i in enumerate(group, start=1):
-                row = cal[slot - 1]
-                scores[i] = float(row @ values)
                 item_details[i] = {
-                    "grade_probs": [float(x) for x in row],
                     "grade_probs_raw": [float(x) for x in p[slot - 1]],
                     "grade_probs_content_free": [float(x) for x in p_cf[slot - 1]],
-                    "slot": slot,
-                    "chunk": c_idx,
                 }
         details.update(
-            forward_passes=stats.forward_passes + cf_stats.forward_passes,
-            prompt_tokens=stats.prompt_tokens + cf_stats.prompt_tokens,
             content_free_passes=cf_stats.forward_passes,
             content_free_prompt_tokens=cf_stats.prompt_tokens,
             chunks=len(groups),
@@ -199,6 +194,17 @@ class CapCalGradeReranker(GradeReranker):
             cf_stats.forward_passes,
             stats.seconds + cf_stats.seconds,
         )
-        return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+        cost = Cost(
+            stats.forward_passes + cf_stats.forward_passes,
+            stats.prompt_tokens + cf_stats.prompt_tokens,
+        )
+        return readout_result(
+            query,
+            candidates,
+            groups,
+            calibrated,
+            template.num_grades,
+            details=details,
+            cost=cost,
+            item_details=item_details,
         )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import BuiltPrompt, clean_text
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
 if TYPE_CHECKING:
@@ -155,9 +155,8 @@ class MxbaiPointwise:
 
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         o = self.options
-        details: dict[str, Any] = {"forward_passes": 0, "prompt_tokens": 0}
         if not candidates:
-            return RankResult.from_scores(query, candidates, [], details=details)
+            return RankResult.from_scores(query, candidates, [], cost=Cost())
         backend, label_ids = self._ensure_loaded()
         prompts = [self.build_prompt(query.text, c.text) for c in candidates]
         probs, stats = backend.grade_probs(
@@ -173,9 +172,9 @@ class MxbaiPointwise:
             d = math.log(max(p_yes, 1e-300)) - math.log(max(p_no, 1e-300))
             scores.append(3.0 * p_yes)
             item_details.append({"p_yes": p_yes, "logit_diff": d})
-        details.update(forward_passes=stats.forward_passes, prompt_tokens=stats.prompt_tokens)
+        cost = Cost(stats.forward_passes, stats.prompt_tokens)
         return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+            query, candidates, scores, item_details=item_details, cost=cost
         )
 
     def describe(self) -> dict[str, Any]:

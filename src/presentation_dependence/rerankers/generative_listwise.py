@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import clean_text
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
 if TYPE_CHECKING:
@@ -215,9 +215,10 @@ class GenerativeListwiseReranker:
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         o = self.options
         n = len(candidates)
-        details: dict[str, Any] = {"windows": 0, "prompt_tokens": 0, "generated_tokens": 0}
+        details: dict[str, Any] = {"windows": 0, "generated_tokens": 0}
+        prompt_tokens = 0
         if n == 0:
-            return RankResult.from_scores(query, candidates, [], details=details)
+            return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
         texts = [clean_text(c.text, o.max_passage_chars) for c in candidates]
         q = clean_text(query.text)
         order = list(range(n))  # input positions, best first
@@ -232,7 +233,7 @@ class GenerativeListwiseReranker:
             statuses[a.status] = statuses.get(a.status, 0) + 1
             analyses.append({"start": start, "end": end, "status": a.status, "answer": answer})
             details["windows"] += 1
-            details["prompt_tokens"] += p_tok
+            prompt_tokens += p_tok
             details["generated_tokens"] += g_tok
         details.update(statuses=statuses, window_answers=analyses)
         logger.debug(
@@ -246,7 +247,12 @@ class GenerativeListwiseReranker:
             scores[i] = 3.0 * (n - 1 - p) / max(n - 1, 1)
         item_details = [{"position": order.index(i)} for i in range(n)]
         return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+            query,
+            candidates,
+            scores,
+            item_details=item_details,
+            details=details,
+            cost=Cost(forward_passes=details["windows"], prompt_tokens=prompt_tokens),
         )
 
     def describe(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ __all__ = [
     "Qwen3InstructGradeOptions",
     "Qwen3InstructGradeReranker",
     "clear_model_cache",
+    "readout_result",
 ]
 
 logger = logging.getLogger(__name__)
@@ -232,6 +233,45 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
         return backend
 
 
+def readout_result(
+    query: Query,
+    candidates: Sequence[Candidate],
+    groups: Sequence[Sequence[int]],
+    probs: Sequence[np.ndarray],
+    num_grades: int,
+    *,
+    details: Mapping[str, Any],
+    cost: Cost,
+    item_details: Sequence[Mapping[str, Any]] | None = None,
+) -> RankResult:
+    """The result of a chunked readout: chunk c shows ``candidates[groups[c][s - 1]]`` at slot s
+    and ``probs[c]`` holds P(g) per slot; each candidate scores E[g] and keeps its slot, chunk
+    and grade distribution."""
+    n = len(candidates)
+    values = np.arange(num_grades, dtype=np.float64)
+    scores = np.zeros(n, dtype=np.float64)
+    grade_probs: list[tuple[float, ...]] = [()] * n
+    slots, chunks = [0] * n, [0] * n
+    for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
+        if p.shape != (len(group), num_grades):
+            raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
+        for slot, (i, row) in enumerate(zip(group, p, strict=True), start=1):
+            scores[i] = float(row @ values)
+            grade_probs[i] = tuple(float(x) for x in row)
+            slots[i], chunks[i] = slot, c_idx
+    return RankResult.from_scores(
+        query,
+        candidates,
+        scores,
+        item_details=item_details,
+        details=details,
+        slots=slots,
+        chunks=chunks,
+        grade_probs=grade_probs,
+        cost=cost,
+    )
+
+
 @RERANKERS.register()
 class GradeReranker:
     """Listwise expected-grade readout: B candidates per prompt, P(g) read at fixed slots."""
@@ -289,14 +329,9 @@ class GradeReranker:
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.options
         template = get_template(opts.template)
-        details: dict[str, Any] = {
-            "forward_passes": 0,
-            "prompt_tokens": 0,
-            "template": template.template_id,
-            "batch_mode": self.batch_mode,
-        }
+        details: dict[str, Any] = {"template": template.template_id, "batch_mode": self.batch_mode}
         if not candidates:
-            return RankResult.from_scores(query, candidates, [], details=details)
+            return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
         backend, builder = self._ensure_loaded()
         groups = self._chunk_indices(len(candidates))
         chunks = [[candidates[i] for i in group] for group in groups]
@@ -308,22 +343,7 @@ class GradeReranker:
             one_at_a_time=opts.one_at_a_time,
             num_threads=opts.num_threads,
         )
-        values = np.arange(template.num_grades, dtype=np.float64)
-        scores = np.zeros(len(candidates), dtype=np.float64)
-        item_details: list[dict[str, Any]] = [{} for _ in candidates]
-        for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
-            if p.shape != (len(group), template.num_grades):
-                raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
-            for slot, (i, row) in enumerate(zip(group, p, strict=True), start=1):
-                scores[i] = float(row @ values)
-                item_details[i] = {
-                    "grade_probs": [float(x) for x in row],
-                    "slot": slot,
-                    "chunk": c_idx,
-                }
         details.update(
-            forward_passes=stats.forward_passes,
-            prompt_tokens=stats.prompt_tokens,
             chunks=len(chunks),
             token_truncated_passages=sum(pr.token_truncated for pr in prompts),
         )
@@ -336,8 +356,9 @@ class GradeReranker:
             stats.prompt_tokens,
             stats.seconds,
         )
-        return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+        cost = Cost(stats.forward_passes, stats.prompt_tokens)
+        return readout_result(
+            query, candidates, groups, probs, template.num_grades, details=details, cost=cost
         )
 
     def describe(self) -> dict[str, Any]:

@@ -57,14 +57,18 @@ class PineReranker(GradeReranker):
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         order = canonical_order(candidates)
         inner = super().rank(query, [candidates[i] for i in order])
-        scores = [0.0] * len(candidates)
-        item_details: list[dict[str, Any]] = [{} for _ in candidates]
-        for pos, it in zip(order, inner.items, strict=True):
-            scores[pos] = it.score
-            item_details[pos] = {**it.details, "presented_at": it.input_index}
-        details = {**inner.details, "presentation": "canonical_sha256"}
+        shown = sorted(zip(order, inner.items, strict=True), key=lambda p: p[0])
+        items = [it for _, it in shown]  # in input order
         return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+            query,
+            candidates,
+            [it.score for it in items],
+            item_details=[{**it.details, "presented_at": it.input_index} for it in items],
+            details={**inner.details, "presentation": "canonical_sha256"},
+            slots=[it.slot for it in items],
+            chunks=[it.chunk for it in items],
+            grade_probs=[it.grade_probs for it in items],
+            cost=inner.cost,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -7,10 +7,11 @@ give each candidate the mean of its K scores, aligned by candidate (input positi
 slot. Expected-grade scores are absolute, so averaging them is meaningful; the spread of a
 candidate's K scores is kept as ``score_std``.
 
-The permutations come from ``numpy.random.default_rng([seed, crc32(qid)])``: they depend on the
-seed, the query id and the number of candidates only, so a query gets the same presentations
-whatever order or shard it is processed in. They permute *input positions*: a caller that
-permutes the input on purpose gets different presented lists, as it should.
+The permutations are :func:`~presentation_dependence.presentations.draw_orders`, drawn from
+``default_rng([seed, crc32(qid)])``: they depend on the seed, the query id and the number of
+candidates only, so a query gets the same presentations whatever order or shard it is
+processed in. They permute *input positions*: a caller that permutes the input on purpose gets
+different presented lists, as it should.
 
 Identical presentations (possible for short lists) are scored once and counted with their
 multiplicity, so ``forward_passes``/``prompt_tokens`` are what was actually run: K times the
@@ -19,7 +20,6 @@ base's cost whenever the K draws are distinct.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.presentations import draw_orders, score_presentations
+from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import (
     RERANKERS,
     Paradigm,
@@ -36,7 +37,7 @@ from presentation_dependence.rerankers.base import (
     build_reranker,
 )
 
-__all__ = ["BatchedSelfConsistencyOptions", "BatchedSelfConsistencyReranker", "presentations"]
+__all__ = ["BatchedSelfConsistencyOptions", "BatchedSelfConsistencyReranker"]
 
 
 def _default_base() -> dict[str, Any]:
@@ -58,21 +59,6 @@ def _normalise_base(raw: Any) -> dict[str, Any]:
         raise ConfigError(f"base: {e}") from None
     except ConfigError as e:
         raise ConfigError(f"base: {e}") from None
-
-
-def presentations(
-    n: int, qid: str, *, num_orders: int, seed: int, include_given_order: bool = False
-) -> list[list[int]]:
-    """The K presentation orders of a query's ``n`` candidates, as lists of input positions.
-
-    With ``include_given_order`` the first is the given order and K - 1 are random; the random
-    ones are the first draws of the same stream either way.
-    """
-    rng = np.random.default_rng([seed, zlib.crc32(qid.encode("utf-8"))])
-    out: list[list[int]] = [list(range(n))] if include_given_order else []
-    while len(out) < num_orders:
-        out.append([int(i) for i in rng.permutation(n)])
-    return out
 
 
 @dataclass(frozen=True)
@@ -134,7 +120,7 @@ class BatchedSelfConsistencyReranker:
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.options
         n = len(candidates)
-        orders = presentations(
+        orders = draw_orders(
             n,
             query.qid,
             num_orders=opts.num_orders,
@@ -142,49 +128,25 @@ class BatchedSelfConsistencyReranker:
             include_given_order=opts.include_given_order,
         )
         details: dict[str, Any] = {
-            "forward_passes": 0,
-            "prompt_tokens": 0,
             "base_reranker": self.base_class,
             "num_orders": opts.num_orders,
             "seed": opts.seed,
             "presentations": orders,
         }
         if n == 0:
-            return RankResult.from_scores(query, candidates, [], details=details)
+            return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
 
-        # Score each distinct presentation once.
-        results: dict[tuple[int, ...], RankResult] = {}
-        for order in orders:
-            key = tuple(order)
-            if key in results:
-                continue
-            res = self.base.rank(query, [candidates[i] for i in order])
-            if len(res.items) != n or any(
-                it.candidate.docid != candidates[i].docid
-                for it, i in zip(res.items, order, strict=True)
-            ):
-                raise RuntimeError(
-                    f"base reranker {self.base_class} did not keep the input order of query "
-                    f"{query.qid!r}"
-                )
-            results[key] = res
-            details["forward_passes"] += int(res.details.get("forward_passes", 0))
-            details["prompt_tokens"] += int(res.details.get("prompt_tokens", 0))
-        details["distinct_presentations"] = len(results)
+        # Score each distinct presentation once; row[j] is order j's scored presentation.
+        distinct = {o: r for r, o in enumerate(dict.fromkeys(tuple(o) for o in orders))}
+        ps = score_presentations(self.base, query, candidates, list(distinct))
+        row = [distinct[tuple(o)] for o in orders]
+        details["distinct_presentations"] = len(distinct)
+        cost = Cost(int(ps.forward_passes.sum()), int(ps.prompt_tokens.sum()))
 
-        k = len(orders)
-        order_scores = np.zeros((n, k), dtype=np.float64)
-        order_positions = np.zeros((n, k), dtype=np.int64)
-        order_slots: list[list[Any]] = [[None] * k for _ in range(n)]
-        order_probs: list[list[Any]] = [[None] * k for _ in range(n)]
-        for j, order in enumerate(orders):
-            res = results[tuple(order)]
-            for pos, (i, it) in enumerate(zip(order, res.items, strict=True)):
-                order_scores[i, j] = it.score
-                order_positions[i, j] = pos
-                order_slots[i][j] = it.details.get("slot")
-                order_probs[i][j] = it.details.get("grade_probs")
-        scores = order_scores.mean(axis=1)
+        order_scores = np.ascontiguousarray(ps.scores[row].T)  # (n, K)
+        order_positions = ps.positions[row].T
+        order_slots = None if ps.slots is None else ps.slots[row].T
+        order_probs = None if ps.grade_probs is None else ps.grade_probs[row].transpose(1, 0, 2)
         item_details: list[dict[str, Any]] = []
         for i in range(n):
             d: dict[str, Any] = {
@@ -192,13 +154,18 @@ class BatchedSelfConsistencyReranker:
                 "order_scores": [float(x) for x in order_scores[i]],
                 "order_positions": [int(x) for x in order_positions[i]],
             }
-            if all(s is not None for s in order_slots[i]):
-                d["order_slots"] = order_slots[i]
-            if all(p is not None for p in order_probs[i]):
-                d["order_grade_probs"] = order_probs[i]
+            if order_slots is not None:
+                d["order_slots"] = [int(x) for x in order_slots[i]]
+            if order_probs is not None:
+                d["order_grade_probs"] = order_probs[i].tolist()
             item_details.append(d)
         return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
+            query,
+            candidates,
+            order_scores.mean(axis=1),
+            item_details=item_details,
+            details=details,
+            cost=cost,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class RobustnessConfig:
     confidence: float = field(default=0.95, metadata={"help": "Level of every interval"})
 
     def __post_init__(self) -> None:
-        from presentation_dependence.robustness.presentations import PERTURBATIONS
+        from presentation_dependence.presentations import PERTURBATIONS
 
         if not self.perturbations:
             raise ConfigError("robustness.perturbations must name at least one perturbation")

@@ -32,6 +32,7 @@ from presentation_dependence.errors import InputFormatError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.rankllm_json import write_rankllm_json
 from presentation_dependence.io.trec import read_run
+from presentation_dependence.presentations import PresentationScores
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.analysis import analyse
@@ -40,7 +41,6 @@ from presentation_dependence.robustness.runner import PSI_DIR
 from presentation_dependence.robustness.store import (
     NULL,
     QueryScores,
-    VariantScores,
     candidate_grades,
     ideal_grades,
     load_columnar,
@@ -195,7 +195,7 @@ def score_runs(
     for qid in pres.table:
         req = by_qid[qid]
         docids = [c.docid for c in req.candidates]
-        variants: dict[str, VariantScores] = {}
+        variants: dict[str, PresentationScores] = {}
         for var in [v for v in pres.variants() if v in runs]:
             perms = pres.table[qid][var]
             if len(runs[var]) != perms.shape[0]:
@@ -209,19 +209,8 @@ def score_runs(
                     for run, path in zip(read[var], runs[var], strict=True)
                 ]
             )
-            slots = np.zeros_like(perms)
-            for p, perm in enumerate(perms):
-                slots[p, perm] = np.arange(1, perm.size + 1)
-            m, n = perms.shape
-            variants[var] = VariantScores(
-                perms=perms,
-                scores=scores,
-                slots=slots,
-                chunks=np.zeros((m, n), dtype=np.int64),
-                probs=np.full((m, n, 1), np.nan),
-                forward_passes=np.zeros(m, dtype=np.int64),
-                prompt_tokens=np.zeros(m, dtype=np.int64),
-            )
+            no_cost = np.zeros(perms.shape[0], dtype=np.int64)  # slots: list positions (stored)
+            variants[var] = PresentationScores(perms, scores, None, None, None, no_cost, no_cost)
         queries.append(
             QueryScores(
                 qid, tuple(docids), candidate_grades(req, qrels), ideal_grades(qid, qrels), variants

@@ -22,19 +22,19 @@ import numpy as np
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.presentations import (
+    PerturbationContext,
+    draw_presentations,
+    same_order,
+    score_presentations,
+)
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.robustness.analysis import analyse
-from presentation_dependence.robustness.presentations import (
-    PerturbationContext,
-    draw_presentations,
-    same_order,
-)
 from presentation_dependence.robustness.store import (
     NULL,
     QueryScores,
-    VariantScores,
     candidate_grades,
     ideal_grades,
     load_columnar,
@@ -167,39 +167,10 @@ class PSIRunner:
 
     # -- scoring ---------------------------------------------------------------------------
     def _score_query(self, req: RerankRequest, grades: np.ndarray) -> QueryScores:
-        n = len(req.candidates)
-        variants = {}
-        for name, perms in self.presentations(req, grades).items():
-            m = perms.shape[0]
-            scores = np.empty((m, n))
-            slots = np.zeros((m, n), dtype=np.int64)
-            chunks = np.zeros((m, n), dtype=np.int64)
-            probs: np.ndarray | None = None
-            passes = np.zeros(m, dtype=np.int64)
-            tokens = np.zeros(m, dtype=np.int64)
-            for p, perm in enumerate(perms):
-                res = self.reranker.rank(req.query, [req.candidates[i] for i in perm])
-                passes[p] = int(res.details.get("forward_passes", 0))
-                tokens[p] = int(res.details.get("prompt_tokens", 0))
-                for j, it in enumerate(res.items):
-                    i = int(perm[j])
-                    scores[p, i] = it.score
-                    slots[p, i] = int(it.details.get("slot", j + 1))
-                    chunks[p, i] = int(it.details.get("chunk", 0))
-                    gp = it.details.get("grade_probs")
-                    if gp is not None:
-                        if probs is None:
-                            probs = np.full((m, n, len(gp)), np.nan)
-                        probs[p, i] = gp
-            variants[name] = VariantScores(
-                perms=perms,
-                scores=scores,
-                slots=slots,
-                chunks=chunks,
-                probs=probs if probs is not None else np.full((m, n, 1), np.nan),
-                forward_passes=passes,
-                prompt_tokens=tokens,
-            )
+        variants = {
+            name: score_presentations(self.reranker, req.query, req.candidates, perms)
+            for name, perms in self.presentations(req, grades).items()
+        }
         ideal = ideal_grades(req.query.qid, self._qrels)
         return QueryScores(
             req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants

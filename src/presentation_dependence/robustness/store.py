@@ -19,16 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from presentation_dependence.io.atomic import atomic_write_bytes
+from presentation_dependence.presentations import PresentationScores
 from presentation_dependence.records import Qrels, RerankRequest
 
 __all__ = [
     "QueryScores",
-    "VariantScores",
     "candidate_grades",
     "ideal_grades",
     "load_columnar",
     "read_fingerprint",
     "read_query",
+    "stored_readout",
     "write_columnar",
     "write_query",
 ]
@@ -36,17 +37,15 @@ __all__ = [
 NULL = "same_order"
 
 
-@dataclass(frozen=True)
-class VariantScores:
-    """One query under one variant: M presentations of n candidates, aligned by input index."""
-
-    perms: np.ndarray  # (M, n) int: slot j shows input candidate perms[p, j]
-    scores: np.ndarray  # (M, n) float: score of input candidate i in presentation p
-    slots: np.ndarray  # (M, n) int: 1-based slot of input candidate i in its prompt
-    chunks: np.ndarray  # (M, n) int: prompt (chunk) index of input candidate i
-    probs: np.ndarray  # (M, n, G) float: P(g) at that slot (NaN when the scorer has none)
-    forward_passes: np.ndarray  # (M,) int
-    prompt_tokens: np.ndarray  # (M,) int
+def stored_readout(v: PresentationScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(slots, chunks, P(g))`` as stored: a scorer without a readout is recorded at its list
+    position (slot = position + 1, one chunk) with NaN P(g)."""
+    m, n = v.perms.shape
+    return (
+        v.slots if v.slots is not None else v.positions + 1,
+        v.chunks if v.chunks is not None else np.zeros((m, n), dtype=np.int64),
+        v.grade_probs if v.grade_probs is not None else np.full((m, n, 1), np.nan),
+    )
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class QueryScores:
     docids: tuple[str, ...]
     grades: np.ndarray  # (n,) qrels grade per input candidate (0 when unjudged)
     ideal_grades: np.ndarray  # every judged grade of the query (the nDCG ideal)
-    variants: Mapping[str, VariantScores]
+    variants: Mapping[str, PresentationScores]
 
 
 def candidate_grades(req: RerankRequest, qrels: Qrels | None) -> np.ndarray:
@@ -73,6 +72,7 @@ def ideal_grades(qid: str, qrels: Qrels | None) -> np.ndarray:
 
 
 _FIELDS = ("perms", "scores", "slots", "chunks", "probs", "forward_passes", "prompt_tokens")
+_ATTR = {"probs": "grade_probs"}  # the file's name -> PresentationScores' field
 
 
 def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) -> None:
@@ -86,8 +86,9 @@ def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) 
         "variants": np.array(list(qs.variants)),
     }
     for name, v in qs.variants.items():
+        filled = dict(zip(("slots", "chunks", "probs"), stored_readout(v), strict=True))
         for f in _FIELDS:
-            arrays[f"{name}:{f}"] = getattr(v, f)
+            arrays[f"{name}:{f}"] = filled[f] if f in filled else getattr(v, f)
     if fingerprint is not None:
         arrays["request_sha256"] = np.array(fingerprint)
     buf = io.BytesIO()
@@ -98,7 +99,7 @@ def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) 
 def read_query(path: Path) -> QueryScores:
     with np.load(path, allow_pickle=False) as z:
         variants = {
-            str(name): VariantScores(**{f: z[f"{name}:{f}"] for f in _FIELDS})
+            str(name): PresentationScores(**{_ATTR.get(f, f): z[f"{name}:{f}"] for f in _FIELDS})
             for name in z["variants"]
         }
         return QueryScores(
@@ -142,16 +143,17 @@ def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:
         n = len(qs.docids)
         for name, v in qs.variants.items():
             m = v.scores.shape[0]
+            slots, chunks, probs = stored_readout(v)
             cols["qid"].append(np.full(m * n, qs.qid))
             cols["variant"].append(np.full(m * n, name))
             cols["presentation"].append(np.repeat(np.arange(m), n))
             cols["docid"].append(np.tile(np.array(qs.docids), m))
             cols["input_index"].append(np.tile(np.arange(n), m))
-            cols["slot"].append(v.slots.reshape(-1))
-            cols["chunk"].append(v.chunks.reshape(-1))
+            cols["slot"].append(slots.reshape(-1))
+            cols["chunk"].append(chunks.reshape(-1))
             cols["grade"].append(np.tile(qs.grades, m))
             cols["score"].append(v.scores.reshape(-1))
-            cols["probs"].append(v.probs.reshape(m * n, -1))
+            cols["probs"].append(probs.reshape(m * n, -1))
     arrays = {k: np.concatenate(v) for k, v in cols.items()}
     arrays["ideal_qid"] = np.concatenate([np.full(q.ideal_grades.size, q.qid) for q in queries])
     arrays["ideal_grade"] = np.concatenate([q.ideal_grades for q in queries])

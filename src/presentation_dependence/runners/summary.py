@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.records import RankResult
 from presentation_dependence.runners.run_folder import METRICS, PROVENANCE, RunFolder
 
 __all__ = ["run_summary", "summary_markdown"]
@@ -28,12 +29,12 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
     runs = [i for i in prov["invocations"] if i.get("phase") == "run" and i.get("reranker")]
     rer = runs[0]["reranker"] if runs else {}
     commit = (runs[0].get("git") or {}).get("commit") if runs else None
-    per_query = [
-        json.loads(p.read_text(encoding="utf-8"))
+    costs = [
+        RankResult.from_dict(json.loads(p.read_text(encoding="utf-8"))).cost
         for p in sorted(folder.per_query_dir.glob("*.json"))
     ]
-    passes = sum(int(r.get("details", {}).get("forward_passes", 0)) for r in per_query)
-    tokens = sum(int(r.get("details", {}).get("prompt_tokens", 0)) for r in per_query)
+    passes = sum(c.forward_passes for c in costs if c is not None)
+    tokens = sum(c.prompt_tokens for c in costs if c is not None)
     return {
         "id": cfg["id"],
         "description": cfg.get("description", ""),

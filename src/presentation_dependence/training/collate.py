@@ -18,7 +18,6 @@ same scores and the consistency term between them is exactly 0.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ import torch
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
+from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.debias import balanced_views
 from presentation_dependence.training.silver import SilverQuery
 
@@ -57,9 +57,7 @@ def draw_views(
 
     With ``teacher_order`` the first view is that order and the others are drawn.
     """
-    rng = np.random.default_rng(
-        [seed, zlib.crc32(b"views"), zlib.crc32(key.encode("utf-8")), epoch]
-    )
+    rng = rng_from(seed, "views", key, epoch)
     views: list[list[int]] = [] if teacher_order is None else [list(teacher_order)]
     distinct = 1
     for k in range(2, n + 1):

@@ -28,12 +28,12 @@ grade inflation, which is what the off-the-shelf P(g) shows directly.
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.seeding import rng_from
 
 __all__ = [
     "balanced_views",
@@ -115,8 +115,6 @@ def balanced_views(n: int, num_views: int, *, seed: int, key: str, epoch: int) -
     """V cyclic shifts by ``⌊k·n/V⌋`` of one permutation drawn from (seed, key, epoch). (V, n)."""
     if num_views < 1 or n < 1:
         raise ValueError(f"need n >= 1 and num_views >= 1, got {n}, {num_views}")
-    rng = np.random.default_rng(
-        [seed, zlib.crc32(b"balanced-views"), zlib.crc32(key.encode("utf-8")), epoch]
-    )
+    rng = rng_from(seed, "balanced-views", key, epoch)
     base = rng.permutation(n)
     return np.stack([np.roll(base, -((k * n) // num_views)) for k in range(num_views)])

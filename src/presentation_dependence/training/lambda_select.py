@@ -31,6 +31,7 @@ from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.metrics.ranking import ndcg_at_k
+from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.records import RerankRequest
@@ -38,7 +39,6 @@ from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.robustness.analysis import query_metrics
 from presentation_dependence.robustness.config import RobustnessConfig
-from presentation_dependence.robustness.presentations import PerturbationContext, draw_presentations
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
@@ -75,13 +75,9 @@ def evaluate_heldout(
         n = len(cands)
         grades = np.array([qrels.get(c.docid, 0) for c in cands], dtype=np.float64)
         ideal = np.array(list(qrels.values()) or [0], dtype=np.float64)
-        ctx = PerturbationContext(grades=grades)
-        perms = draw_presentations("random_shuffle", n, num_presentations, seed, req.query.qid, ctx)
-        matrix = np.zeros((len(perms), n))
-        for m, perm in enumerate(perms):
-            res = reranker.rank(req.query, [cands[i] for i in perm])
-            matrix[m, perm] = [it.score for it in res.items]
-        given = np.array([it.score for it in reranker.rank(req.query, cands).items])
+        perms = draw_presentations("random_shuffle", n, num_presentations, seed, req.query.qid)
+        matrix = score_presentations(reranker, req.query, cands, perms).scores
+        given = score_presentations(reranker, req.query, cands, [range(n)]).scores[0]
         metrics = query_metrics(matrix, grades, ideal, rob)
         metrics["ndcg_given"] = ndcg_at_k(given, grades, k=ndcg_k, ideal_gains=ideal)
         per_query[f"{source}/{req.query.qid}"] = metrics

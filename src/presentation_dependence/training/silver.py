@@ -2,7 +2,7 @@
 
 A teacher is any registered reranker (``silver.teacher``). For every query of ``silver.data``
 the generator draws T presentations with the rule batched self-consistency uses
-(:func:`~presentation_dependence.rerankers.self_consistency.presentations`: seeded by
+(:func:`~presentation_dependence.presentations.draw_orders`: seeded by
 ``[seed, crc32(qid)]``), scores each with ``teacher.rank()`` and stores the scores aligned by
 candidate. The mean over the T orders is therefore exactly what
 ``BatchedSelfConsistencyReranker(base=teacher, num_orders=T, seed=seed)`` gives (tested): the
@@ -56,11 +56,11 @@ from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.presentations import draw_orders, score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers import Paradigm, Reranker, build_reranker
 from presentation_dependence.rerankers.gold import GoldQrelsReranker
-from presentation_dependence.rerankers.self_consistency import presentations
 from presentation_dependence.training.calibration import (
     IDENTITY,
     Calibration,
@@ -83,7 +83,6 @@ __all__ = [
     "generate_silver",
     "is_order_free",
     "read_silver",
-    "score_query",
     "teacher_identity",
 ]
 
@@ -110,40 +109,6 @@ def is_order_free(teacher: Reranker) -> bool:
     """Whether ``teacher`` scores a candidate alike in every presentation, by construction
     (paradigm pointwise or identity, as ``rerankers/catalog.py`` counts them)."""
     return getattr(teacher, "paradigm", None) in (Paradigm.POINTWISE, Paradigm.IDENTITY)
-
-
-def score_query(
-    teacher: Reranker,
-    request: RerankRequest,
-    *,
-    num_orders: int,
-    seed: int,
-    include_given_order: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(presentations (T, n), candidate-aligned scores (T, n), P(g) (T, n, G) or None)``."""
-    cands = list(request.candidates)
-    n = len(cands)
-    orders = presentations(
-        n,
-        request.query.qid,
-        num_orders=num_orders,
-        seed=seed,
-        include_given_order=include_given_order,
-    )
-    scores = np.zeros((len(orders), n), dtype=np.float64)
-    probs: list[list[Any]] = []
-    for t, order in enumerate(orders):
-        res = teacher.rank(request.query, [cands[i] for i in order])
-        if [it.candidate.docid for it in res.items] != [cands[i].docid for i in order]:
-            raise RuntimeError(f"the teacher broke the input order of query {request.query.qid}")
-        row: list[Any] = [None] * n
-        for i, it in zip(order, res.items, strict=True):
-            scores[t, i] = it.score
-            row[i] = it.details.get("grade_probs")
-        probs.append(row)
-    have_probs = all(p is not None for row in probs for p in row)
-    arr = np.asarray(probs, dtype=np.float64) if have_probs else None
-    return np.asarray(orders, dtype=np.int64), scores, arr
 
 
 def _config_key(cfg: SilverConfig) -> dict[str, Any]:
@@ -288,23 +253,25 @@ def generate_silver(
             log.warning(
                 "%s holds another query than %s/%s: scoring again", part, source, req.query.qid
             )
-        pres, scores, probs = score_query(
-            bound.get(source, teacher),
-            req,
+        given = order_free or cfg.include_given_order
+        orders = draw_orders(
+            len(req.candidates),
+            req.query.qid,
             num_orders=num_orders,
             seed=cfg.seed,
-            include_given_order=order_free or cfg.include_given_order,
+            include_given_order=given,
         )
+        ps = score_presentations(bound.get(source, teacher), req.query, req.candidates, orders)
         sq = SilverQuery(
             source,
             req.query.qid,
             req.query.text,
             req.candidates,
-            pres,
-            scores,
+            ps.perms,
+            ps.scores,
             tid,
             revision,
-            probs,
+            ps.grade_probs,
             order_free=order_free,
         )
         line = json.dumps(sq.to_dict(), ensure_ascii=False)
@@ -342,7 +309,7 @@ def generate_silver(
         "order_free": order_free,
         "seed": cfg.seed,
         "include_given_order": cfg.include_given_order,
-        "presentation_rule": "rerankers.self_consistency.presentations(n, qid, num_orders=T, "
+        "presentation_rule": "presentations.draw_orders(n, qid, num_orders=T, "
         "seed=seed, include_given_order=...); an order-free teacher: the given order only",
         "calibration": cal.to_dict(),
         "data": to_plain(cfg.data),

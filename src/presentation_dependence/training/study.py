@@ -10,7 +10,6 @@ its output exists, so the plan can be rerun after an interruption.
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.seeding import rng_from
 
 __all__ = [
     "STUDENTS",
@@ -255,9 +255,8 @@ def paired_rows(
             name = f"{r['scorer']}/{metric}"
             if base is not rows[0]:
                 name = f"{r['scorer']}-vs-{base['scorer']}/{metric}"
-            key = zlib.crc32(name.encode())
-            boot = paired_bootstrap(a, b, rng=np.random.default_rng([seed, key]))
-            perm = paired_permutation_test(a, b, rng=np.random.default_rng([seed, key, 1]))
+            boot = paired_bootstrap(a, b, rng=rng_from(seed, name))
+            perm = paired_permutation_test(a, b, rng=rng_from(seed, name, 1))
             out.append(
                 {
                     "scorer": r["scorer"],
