@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.robustness.presentations import (
+from presentation_dependence.presentations import (
     PERTURBATIONS,
     PerturbationContext,
     draw_presentations,

@@ -1,7 +1,7 @@
 """Response ranking with the expected-grade readout: responses as candidates, B = 4 per prompt.
 
 Each item's responses are scored under M seeded shuffles (``random_shuffle`` from
-:mod:`~presentation_dependence.robustness.presentations`, generator from (seed, 'response_rank',
+:mod:`~presentation_dependence.presentations`, generator from (seed, 'response_rank',
 item id)), by any registered reranker; the default is ``GradeReranker`` with ``chunk_size: 4``
 (docs/SCORING.md §2). A presented list gives response j the first-stage rank of its slot, so
 score ties resolve by slot, as in the passage experiments. Per item, with the (M, n) score
@@ -32,12 +32,12 @@ from presentation_dependence.metrics import (
     pair_flip_rate,
     tau_psi,
 )
-from presentation_dependence.records import Candidate, Query
-from presentation_dependence.rerankers import Reranker
-from presentation_dependence.robustness.presentations import (
+from presentation_dependence.presentations import (
     PerturbationContext,
     draw_presentations,
 )
+from presentation_dependence.records import Candidate, Query
+from presentation_dependence.rerankers import Reranker
 
 __all__ = ["rank_item", "rank_responses"]
 

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
-from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.cli import make_parser
+from presentation_dependence.config import load_experiment_config
 from presentation_dependence.config.data_config import resolve_path
+from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.reproduction.tasks import expand_jobs, load_task
 
 __all__ = ["APPENDIX", "Appendix", "Artifact", "AuditRow", "audit", "format_audit", "load_appendix"]
@@ -87,24 +88,10 @@ class Appendix:
 
 
 def load_appendix(path: str | Path = APPENDIX) -> Appendix:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read the appendix map {path}: {e}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        return build_dataclass(Appendix, raw)
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
+    return load_config(path, lambda raw, stem: build_dataclass(Appendix, raw), family="appendix")
 
 
 def _presdep_commands() -> set[str]:
-    from presentation_dependence.cli import make_parser
-
     for action in make_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             return set(action.choices)
@@ -147,8 +134,6 @@ def check_command(command: str, root: Path) -> str | None:
 
 def _data_state(artifact: Artifact, root: Path) -> tuple[int, int, list[str]]:
     """(units with data, units, problems) over the task's jobs and the configs."""
-    from presentation_dependence.config import load_experiment_config
-
     have, total, problems = 0, 0, []
     if artifact.task:
         try:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.io.trec import read_qrels
 from presentation_dependence.records import Candidate, Qrels, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -38,16 +39,12 @@ __all__ = ["GoldQrelsOptions", "GoldQrelsReranker", "grade_to_score"]
 class GoldQrelsOptions(RerankerOptions):
     """Options of GoldQrelsReranker."""
 
-    qrels: str | list[str] | None = field(
-        default=None,
-        metadata={"help": "TREC qrels file, or a list of alternatives (the first that exists)"},
+    qrels: str | list[str] | None = opt(
+        None, "TREC qrels file, or a list of alternatives (the first that exists)"
     )
-    max_grade: int = field(
-        default=3, metadata={"help": "the top grade of the qrels: score = 3 * grade / max_grade"}
-    )
-    allow_unjudged_queries: bool = field(
-        default=False,
-        metadata={"help": "score a query without judgements all 0 instead of failing"},
+    max_grade: int = opt(3, "the top grade of the qrels: score = 3 * grade / max_grade")
+    allow_unjudged_queries: bool = opt(
+        False, "score a query without judgements all 0 instead of failing"
     )
 
     def __post_init__(self) -> None:

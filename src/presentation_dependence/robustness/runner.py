@@ -22,15 +22,15 @@ import numpy as np
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.rerankers import Reranker, build_reranker
-from presentation_dependence.robustness.analysis import analyse
-from presentation_dependence.robustness.presentations import (
+from presentation_dependence.presentations import (
     PerturbationContext,
     draw_presentations,
     same_order,
 )
+from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.records import Qrels, RerankRequest
+from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.robustness.analysis import analyse
 from presentation_dependence.robustness.store import (
     NULL,
     QueryScores,
