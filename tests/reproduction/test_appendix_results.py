@@ -52,9 +52,7 @@ def test_check_command(tmp_path: Path) -> None:
     assert check_command("python missing.py", tmp_path) == "no script missing.py"
     assert check_command("presdep psi", tmp_path) is None
     assert check_command("presdep nope", tmp_path) == "no 'presdep nope' subcommand"
-    assert (
-        check_command("presentation_dependence.metrics.measures:evaluate_run", tmp_path) is None
-    )
+    assert check_command("presentation_dependence.metrics.measures:evaluate_run", tmp_path) is None
     assert "does not define" in (
         check_command("presentation_dependence.runners.evaluation:nope", tmp_path) or ""
     )
