@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.trec import write_qrels
 from presentation_dependence.records import Qrels
 

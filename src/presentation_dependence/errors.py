@@ -14,7 +14,15 @@ __all__ = [
 
 
 class PresdepError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose.
+
+    ``key`` names the config key at fault (``data.top_k``, ``collections[0].name``) when there
+    is one; the config loader turns it into the line of the YAML file.
+    """
+
+    def __init__(self, *args: object, key: str | None = None) -> None:
+        super().__init__(*args)
+        self.key = key
 
 
 class InputFormatError(PresdepError, ValueError):

@@ -50,14 +50,16 @@ class Registry(Generic[T]):
 
         return deco
 
-    def get(self, name: str) -> T:
+    def get(self, name: str, *, key: str | None = None) -> T:
+        """The object registered as ``name``; ``key``: the config key that named it, if any."""
         try:
             return self._items[name]
         except KeyError:
             known = sorted(self._items)
             raise RegistryError(
                 f"unknown {self.kind} {name!r}.{did_you_mean(name, known)} "
-                f"Registered: {', '.join(known) or '(none)'}"
+                f"Registered: {', '.join(known) or '(none)'}",
+                key=key,
             ) from None
 
     def names(self) -> list[str]:

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.metrics.decisions import normalize_answer
 from presentation_dependence.qa.analysis import analyse_qa, question_metrics
 from presentation_dependence.qa.report import render_qa_markdown
 from presentation_dependence.qa.scoring import best_em_f1
-from presentation_dependence.robustness.config import RobustnessConfig
 
 ROB = RobustnessConfig(num_presentations=3, null_repeats=2, bootstrap_resamples=200)
 DOCIDS = ["0", "1", "2", "3"]

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from presentation_dependence.config import load_experiment_config
+from presentation_dependence.config.qa_config import QAConfig
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.qa.config import QAConfig
 from presentation_dependence.qa.runner import QARunner
 
 

@@ -10,6 +10,7 @@ from types import ModuleType
 import pytest
 import yaml
 
+from presentation_dependence.cli import make_parser
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.reproduction.appendix import audit, check_command, load_appendix
 from presentation_dependence.reproduction.results_index import (
@@ -20,6 +21,8 @@ from presentation_dependence.reproduction.results_index import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+
+COMMANDS = make_parser().get_default("presdep_commands")
 
 
 def _script(rel: str) -> ModuleType:
@@ -34,7 +37,7 @@ def test_shipped_appendix_audits(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     appendix = load_appendix(REPO / "configs/reproduction/appendix.yaml")
-    rows = {r.artifact.id: r for r in audit(appendix, REPO)}
+    rows = {r.artifact.id: r for r in audit(appendix, REPO, COMMANDS)}
     assert (
         rows["tab-legal"].status == "not runnable" and "not distributed" in rows["tab-legal"].detail
     )
@@ -48,18 +51,19 @@ def test_shipped_appendix_audits(
 
 def test_check_command(tmp_path: Path) -> None:
     (tmp_path / "s.py").write_text("")
-    assert check_command("python s.py --x", tmp_path) is None
-    assert check_command("python missing.py", tmp_path) == "no script missing.py"
-    assert check_command("presdep psi", tmp_path) is None
-    assert check_command("presdep nope", tmp_path) == "no 'presdep nope' subcommand"
+    assert check_command("python s.py --x", tmp_path, COMMANDS) is None
+    assert check_command("python missing.py", tmp_path, COMMANDS) == "no script missing.py"
+    assert check_command("presdep psi", tmp_path, COMMANDS) is None
+    assert check_command("presdep nope", tmp_path, COMMANDS) == "no 'presdep nope' subcommand"
     assert (
-        check_command("presentation_dependence.runners.evaluation:evaluate_run", tmp_path) is None
+        check_command("presentation_dependence.metrics.measures:evaluate_run", tmp_path, COMMANDS)
+        is None
     )
     assert "does not define" in (
-        check_command("presentation_dependence.runners.evaluation:nope", tmp_path) or ""
+        check_command("presentation_dependence.runners.evaluation:nope", tmp_path, COMMANDS) or ""
     )
-    assert check_command("python -m presentation_dependence.cli", tmp_path) is None
-    assert "not on PATH" in (check_command("surely-not-a-command-xyz", tmp_path) or "")
+    assert check_command("python -m presentation_dependence.cli", tmp_path, COMMANDS) is None
+    assert "not on PATH" in (check_command("surely-not-a-command-xyz", tmp_path, COMMANDS) or "")
 
 
 def _appendix(tmp_path: Path, artifacts: list[dict]) -> Path:
@@ -87,7 +91,7 @@ def test_audit_is_honest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
             {**base, "id": "off", "program": "python prog.py", "runnable": False, "reason": "r"},
         ],
     )
-    rows = {r.artifact.id: r for r in audit(load_appendix(path), tmp_path)}
+    rows = {r.artifact.id: r for r in audit(load_appendix(path), tmp_path, COMMANDS)}
     assert rows["ok"].status == "ready"
     assert rows["gone"].status == "broken" and "no script gone.py" in rows["gone"].detail
     assert rows["nodata"].status == "blocked" and "data x is missing" in rows["nodata"].detail

@@ -17,7 +17,7 @@ from presentation_dependence.rerankers.api_teacher import (
     ClosedModelGenBscReranker,
     parse_grades,
 )
-from presentation_dependence.serving.chat_server import ChatServer, TransformersResponder
+from presentation_dependence.testing.chat_server import ChatServer, TransformersResponder
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from presentation_dependence.rerankers.api_teacher import ApiRequestError
-from presentation_dependence.serving.chat_server import ChatServer
+from presentation_dependence.testing.chat_server import ChatServer
 
 from .test_api_teacher import KEY, KEY_ENV, QUERY, cands, make, scripted
 

@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS, Paradigm
+from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.capcal import (
     CapCalGradeOptions,
     CapCalGradeReranker,

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.presentations import draw_orders
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker
+from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import GradeReranker, PointwiseGradeReranker
 from presentation_dependence.rerankers.self_consistency import (
     BatchedSelfConsistencyOptions,

@@ -71,6 +71,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     for group in GROUPS:
         group.register(sub)
+    p.set_defaults(presdep_commands=frozenset(sub.choices))  # for the appendix audit
     return p
 
 

@@ -148,6 +148,6 @@ def _appendix(args: argparse.Namespace, argv: Sequence[str]) -> int:
         for key, value in a.__dict__.items():
             sys.stdout.write(f"{key}: {value}\n")
         return EXIT_OK
-    rows = audit(appendix)
+    rows = audit(appendix, ".", args.presdep_commands)
     sys.stdout.write(format_audit(rows))
     return 1 if args.strict and any(r.status == "broken" for r in rows) else EXIT_OK

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 
 __all__ = ["DataConfig", "resolve_path"]
 
@@ -21,40 +22,25 @@ class DataConfig:
     Relative paths are relative to the working directory.
     """
 
-    dataloader_class: str = field(
-        default="FixtureLoader",
-        metadata={
-            "help": "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | "
-            "TrecRunLoader | IrDatasetsLoader | ParquetLoader"
-        },
+    dataloader_class: str = opt(
+        "FixtureLoader",
+        "Registered loader: FixtureLoader | BeirLoader | RankLLMJsonLoader | "
+        "TrecRunLoader | IrDatasetsLoader | ParquetLoader",
     )
-    path: PathSpec = field(
-        default=None,
-        metadata={
-            "help": "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader), BEIR folder "
-            "(BeirLoader), ir_datasets id (IrDatasetsLoader) or parquet file (ParquetLoader)"
-        },
+    path: PathSpec = opt(
+        None,
+        "Fixture JSONL (FixtureLoader), rank_llm JSON (RankLLMJsonLoader), BEIR folder "
+        "(BeirLoader), ir_datasets id (IrDatasetsLoader) or parquet file (ParquetLoader)",
     )
-    run: PathSpec = field(
-        default=None,
-        metadata={"help": "First-stage TREC run (BeirLoader, TrecRunLoader, IrDatasetsLoader)"},
+    run: PathSpec = opt(None, "First-stage TREC run (BeirLoader, TrecRunLoader, IrDatasetsLoader)")
+    corpus: PathSpec = opt(
+        None, "Corpus for TrecRunLoader: BEIR corpus.jsonl or a 'docid<TAB>text' TSV"
     )
-    corpus: PathSpec = field(
-        default=None,
-        metadata={"help": "Corpus for TrecRunLoader: BEIR corpus.jsonl or a 'docid<TAB>text' TSV"},
-    )
-    topics: PathSpec = field(
-        default=None, metadata={"help": "Topics 'qid<TAB>text' (TrecRunLoader)"}
-    )
-    qrels: PathSpec = field(
-        default=None,
-        metadata={"help": "TREC qrels; replaces any judgements the loader itself provides"},
-    )
-    split: str = field(default="test", metadata={"help": "BEIR split (qrels/<split>.tsv)"})
-    top_k: int = field(default=100, metadata={"help": "First-stage depth kept per query"})
-    max_queries: int | None = field(
-        default=None, metadata={"help": "Keep only the first N queries (file order); null = all"}
-    )
+    topics: PathSpec = opt(None, "Topics 'qid<TAB>text' (TrecRunLoader)")
+    qrels: PathSpec = opt(None, "TREC qrels; replaces any judgements the loader itself provides")
+    split: str = opt("test", "BEIR split (qrels/<split>.tsv)")
+    top_k: int = opt(100, "First-stage depth kept per query")
+    max_queries: int | None = opt(None, "Keep only the first N queries (file order); null = all")
 
     def __post_init__(self) -> None:
         if self.top_k < 1:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.metrics.measures import parse_measure, trec_eval_name
 
 __all__ = ["EvalConfig", "to_trec_eval_measure"]
@@ -38,19 +39,15 @@ class EvalConfig:
             "recip_rank, P_10, recall_100); measure names match case-insensitively (mrr@10)"
         },
     )
-    relevance_level: int = field(
-        default=1,
-        metadata={
-            "help": "Minimum grade that counts as relevant for binary measures (MAP, MRR, recall); "
-            "TREC DL uses 2. nDCG always uses the graded labels"
-        },
+    relevance_level: int = opt(
+        1,
+        "Minimum grade that counts as relevant for binary measures (MAP, MRR, recall); "
+        "TREC DL uses 2. nDCG always uses the graded labels",
     )
-    judged_k: int | None = field(
-        default=10,
-        metadata={
-            "help": "Also report Judged@k, the share of the top k that has a judgement "
-            "(1 − the hole rate), unless eval.measures names it (null = off)"
-        },
+    judged_k: int | None = opt(
+        10,
+        "Also report Judged@k, the share of the top k that has a judgement "
+        "(1 − the hole rate), unless eval.measures names it (null = off)",
     )
 
     def __post_init__(self) -> None:

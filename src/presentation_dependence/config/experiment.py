@@ -4,14 +4,13 @@ Precedence: the tracked YAML < environment (``PRESDEP__BLOCK__KEY=value``) < the
 (``--override block.key=value``). Values of overrides are parsed as YAML. The resolved config is
 frozen into the run folder as ``resolved_config.yaml``.
 
-Adding a block (``robustness``, ``training``, ...) is a local change: write its dataclass in its
-own module and add one field to :class:`ExperimentConfig`.
+Adding a block is a local change: write its dataclass in its own module under ``config/`` and
+add one field to :class:`ExperimentConfig`; the schema doc (``config/schema_doc.py``) follows.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,44 +18,16 @@ from typing import Any
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass, to_plain
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.eval_config import EvalConfig
-from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.qa.config import QAConfig
-from presentation_dependence.rerankers import RERANKERS, RerankerOptions
-from presentation_dependence.robustness.config import RobustnessConfig
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.config.qa_config import QAConfig
+from presentation_dependence.config.robustness_config import RobustnessConfig
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass, opt, to_plain
+from presentation_dependence.rerankers import RerankerConfig
 
-__all__ = [
-    "ENV_PREFIX",
-    "ExperimentConfig",
-    "RerankerConfig",
-    "apply_overrides",
-    "env_overrides",
-    "load_experiment_config",
-]
-
-ENV_PREFIX = "PRESDEP__"
-
-
-@dataclass(frozen=True)
-class RerankerConfig:
-    """The ``reranker`` block: ``reranker_class`` plus that class's own options (flat)."""
-
-    reranker_class: str = "IdentityReranker"
-    options: RerankerOptions = field(default_factory=RerankerOptions)
-
-    @classmethod
-    def from_raw(cls, raw: Mapping[str, Any]) -> RerankerConfig:
-        if not isinstance(raw, Mapping):
-            raise ConfigError(f"reranker: expected a mapping, got {raw!r}")
-        raw = dict(raw)
-        name = raw.pop("reranker_class", "IdentityReranker")
-        rcls = RERANKERS.get(str(name))
-        return cls(str(name), build_dataclass(rcls.config_cls, raw, "reranker"))
-
-    def to_plain(self) -> dict[str, Any]:
-        return {"reranker_class": self.reranker_class, **to_plain(self.options)}
+__all__ = ["ExperimentConfig", "config_from_raw", "load_experiment_config"]
 
 
 @dataclass(frozen=True)
@@ -64,23 +35,29 @@ class ExperimentConfig:
     """A whole experiment. The ID is the config file's stem and the run folder's key."""
 
     id: str = field(metadata={"help": "The config file's stem (set automatically; may be omitted)"})
-    description: str = field(default="", metadata={"help": "One line shown by 'presdep configs'"})
-    seed: int = field(
-        default=0, metadata={"help": "Master seed; every random draw derives from it"}
-    )
-    output_root: str = field(
-        default="runs", metadata={"help": "Run folders go to <output_root>/<id>/<timestamp>/"}
-    )
+    description: str = opt("", "One line shown by 'presdep configs'")
+    seed: int = opt(0, "Master seed; every random draw derives from it")
+    output_root: str = opt("runs", "Run folders go to <output_root>/<id>/<timestamp>/")
     plugins: list[str] = field(
         default_factory=list,
         metadata={
             "help": "Python modules imported before the reranker is built (custom rerankers)"
         },
     )
-    reranker: RerankerConfig = field(default_factory=RerankerConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    robustness: RobustnessConfig = field(default_factory=RobustnessConfig)
+    reranker: RerankerConfig = field(
+        default_factory=RerankerConfig,
+        metadata={"help": "`reranker_class` (a registered reranker) and that reranker's options"},
+    )
+    data: DataConfig = field(
+        default_factory=DataConfig, metadata={"help": "Where the queries and candidates come from"}
+    )
+    eval: EvalConfig = field(
+        default_factory=EvalConfig, metadata={"help": "How runs are evaluated"}
+    )
+    robustness: RobustnessConfig = field(
+        default_factory=RobustnessConfig,
+        metadata={"help": "Presentation robustness: M presentations per query ('presdep psi')"},
+    )
     qa: QAConfig = field(
         default_factory=QAConfig,
         metadata={"help": "QA with a frozen reader ('presdep qa'; keys in docs/QA.md)"},
@@ -99,56 +76,6 @@ class ExperimentConfig:
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_plain(), sort_keys=False, allow_unicode=True)
-
-
-def _parse_assignment(text: str, source: str) -> tuple[list[str], Any]:
-    if "=" not in text:
-        raise ConfigError(f"{source}: {text!r} is not KEY=VALUE (for example data.top_k=20)")
-    key, _, value = text.partition("=")
-    key = key.strip()
-    if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"{source}: bad key {key!r} in {text!r}")
-    try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{source}: value of {key!r} is not valid YAML: {e}") from None
-    return key.split("."), parsed
-
-
-def apply_overrides(raw: dict[str, Any], assignments: Sequence[str], source: str) -> dict[str, Any]:
-    """Return a copy of ``raw`` with dotted ``key=value`` assignments applied."""
-    out: dict[str, Any] = _deep_copy(raw)
-    for text in assignments:
-        path, value = _parse_assignment(text, source)
-        node = out
-        for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ConfigError(f"{source}: {'.'.join(path)}: {part!r} is not a block")
-            node = child
-        node[path[-1]] = value
-    return out
-
-
-def env_overrides(environ: Mapping[str, str] | None = None) -> list[str]:
-    """``PRESDEP__DATA__TOP_K=20`` -> ``["data.top_k=20"]`` (keys lower-cased), sorted by key."""
-    env = os.environ if environ is None else environ
-    out = []
-    for name in sorted(env):
-        if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX):
-            key = ".".join(p.lower() for p in name[len(ENV_PREFIX) :].split("__"))
-            out.append(f"{key}={env[name]}")
-    return out
-
-
-def _deep_copy(d: Any) -> Any:
-    if isinstance(d, dict):
-        return {k: _deep_copy(v) for k, v in d.items()}
-    if isinstance(d, list):
-        return [_deep_copy(v) for v in d]
-    return d
 
 
 def import_plugins(modules: Sequence[str]) -> None:
@@ -180,25 +107,14 @@ def load_experiment_config(
     environ: Mapping[str, str] | None = None,
 ) -> ExperimentConfig:
     """Load ``path`` (safe YAML), apply environment then CLI overrides, validate strictly."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(
-            f"config file not found: {path} (list the configs with 'presdep configs')"
-        )
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"{path}: the top level must be a mapping of blocks, got {type(raw).__name__}"
-        )
-    raw = apply_overrides(raw, env_overrides(environ), "environment")
-    raw = apply_overrides(raw, overrides, "--override")
-    try:
-        return config_from_raw(raw, path.stem)
-    except (ConfigError, RegistryError) as e:
-        raise ConfigError(f"{path}: {e}") from None
+    return load_config(
+        path,
+        config_from_raw,
+        family="experiment",
+        overrides=overrides,
+        environ=environ,
+        hint=" (list the configs with 'presdep configs')",
+    )
 
 
 def list_experiment_configs(root: str | Path = "configs/experiments") -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ from typing import Any
 from presentation_dependence.config.data_config import resolve_path
 from presentation_dependence.data.loaders import LOADERS, Dataset, Loader
 from presentation_dependence.errors import ConfigError, InputFormatError, PresdepError
+from presentation_dependence.firststage.irds import _qrels_from, _query_text, irds_text
 from presentation_dependence.io.rankllm_json import request_from_obj
 from presentation_dependence.io.trec import read_run
 from presentation_dependence.optional import import_optional
@@ -37,8 +38,6 @@ class IrDatasetsLoader(Loader):
     """``data.path``: an ir_datasets id; ``data.run``: an optional TREC run over its corpus."""
 
     def load(self) -> Dataset:
-        from presentation_dependence.firststage.irds import _qrels_from, _query_text, irds_text
-
         dataset_id = self.cfg.path
         if not isinstance(dataset_id, str) or not dataset_id:
             raise ConfigError("IrDatasetsLoader: set data.path to an ir_datasets id")

@@ -41,6 +41,7 @@ from presentation_dependence.firststage.meta import (
 from presentation_dependence.firststage.requirements import check_module, require
 from presentation_dependence.io.beir import read_beir_corpus, read_beir_qrels, read_beir_queries
 from presentation_dependence.io.trec import write_run
+from presentation_dependence.metrics.measures import evaluate_run
 from presentation_dependence.records import Qrels, Run, RunEntry
 
 __all__ = [
@@ -303,8 +304,6 @@ def run_bm25s_beir(
     metrics = None
     evaluation = None
     if evaluate:
-        from presentation_dependence.runners.evaluation import evaluate_run
-
         ev = evaluate_run(run, qrels, EvalConfig(measures=["ndcg@10", "recall@100", "recall@1000"]))
         metrics = {k: round(v, 4) for k, v in ev["mean"].items()}
         evaluation = {

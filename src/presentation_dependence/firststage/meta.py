@@ -39,8 +39,9 @@ from typing import Any, Literal
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass, to_plain
+from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import build_dataclass, to_plain
 from presentation_dependence.io.atomic import atomic_write_text
 
 __all__ = [
@@ -135,13 +136,9 @@ def read_dataset_meta(path: str | Path) -> DatasetMeta:
     if path.is_dir():
         path = path / META_FILE
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml_mapping(path)
     except OSError as e:
         raise PresdepError(f"cannot read {path}: {e}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
     try:
         runs = raw.pop("runs", None) or {}
         if not isinstance(runs, dict):

@@ -3,8 +3,9 @@
 Blocks: ``data`` (:class:`~presentation_dependence.judge.loaders.ResponseDataConfig`), ``judge``
 (``judge_class`` + that judge's options, like the experiment configs' ``reranker`` block),
 ``placement``, ``noise``, ``gate``, and for ``task: rank`` the ``ranking`` and ``reranker``
-blocks. ``--override block.key=value`` (value parsed as YAML) applies on top. Unknown keys are
-errors with a did-you-mean.
+blocks. The environment (``PRESDEP_JUDGE__BLOCK__KEY=value``) then ``--override block.key=value``
+(values parsed as YAML) apply on top (:mod:`presentation_dependence.config.loader`). Unknown keys
+are errors with a did-you-mean.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any, Literal
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass, to_plain
-from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
-from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass, opt, to_plain
 from presentation_dependence.judge import (  # noqa: F401  (registers judges)
     generative,
     readout,
@@ -28,6 +29,7 @@ from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.gate import GateConfig
 from presentation_dependence.judge.loaders import ResponseDataConfig
 from presentation_dependence.judge.placement import PLACEMENT_MODES
+from presentation_dependence.rerankers import RerankerConfig
 
 __all__ = [
     "JudgeBlock",
@@ -41,8 +43,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PlacementConfig:
-    mode: str = field(default="cyclic", metadata={"help": "seeded | cyclic | full"})
-    seed: int | None = field(default=None, metadata={"help": "null = the task's seed"})
+    mode: str = opt("cyclic", "seeded | cyclic | full")
+    seed: int | None = opt(None, "null = the task's seed")
 
     def __post_init__(self) -> None:
         if self.mode not in PLACEMENT_MODES:
@@ -51,15 +53,15 @@ class PlacementConfig:
 
 @dataclass(frozen=True)
 class NoiseConfig:
-    repeats: int = field(default=2, metadata={"help": "runs per condition"})
+    repeats: int = opt(2, "runs per condition")
     batch_sizes: list[int] = field(default_factory=lambda: [1, 4], metadata={"help": "conditions"})
-    one_at_a_time: bool = field(default=False, metadata={"help": "add a one-at-a-time condition"})
+    one_at_a_time: bool = opt(False, "add a one-at-a-time condition")
 
 
 @dataclass(frozen=True)
 class RankingConfig:
-    num_presentations: int = field(default=4, metadata={"help": "M seeded shuffles per item"})
-    ndcg_k: int = field(default=1, metadata={"help": "nDCG cutoff"})
+    num_presentations: int = opt(4, "M seeded shuffles per item")
+    ndcg_k: int = opt(1, "nDCG cutoff")
 
     def __post_init__(self) -> None:
         if self.num_presentations < 2:
@@ -77,7 +79,7 @@ class JudgeBlock:
             raise ConfigError(f"judge: expected a mapping, got {raw!r}")
         raw = dict(raw)
         name = str(raw.pop("judge_class", "transformers"))
-        jcls = JUDGES.get(name)
+        jcls = JUDGES.get(name, key="judge.judge_class")
         return cls(name, build_dataclass(jcls.config_cls, raw, "judge"))
 
     def to_plain(self) -> dict[str, Any]:
@@ -130,18 +132,5 @@ def config_from_raw(raw: Mapping[str, Any], config_id: str) -> JudgeTaskConfig:
 
 
 def load_judge_config(path: str | Path, overrides: Sequence[str] = ()) -> JudgeTaskConfig:
-    """Load ``path`` (safe YAML), apply ``block.key=value`` overrides, validate strictly."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"judge config not found: {path}")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping")
-    raw = apply_overrides(raw, overrides, "--override")
-    try:
-        return config_from_raw(raw, path.stem)
-    except (ConfigError, RegistryError) as e:
-        raise ConfigError(f"{path}: {e}") from None
+    """Load ``path`` (safe YAML), apply environment then ``--override`` assignments, validate."""
+    return load_config(path, config_from_raw, family="judge", overrides=overrides)

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.atomic import atomic_write_bytes
 from presentation_dependence.judge.config import config_from_raw
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import read_records
@@ -27,6 +28,8 @@ from presentation_dependence.judge.report import (
     noise_markdown,
     sweep_markdown,
 )
+from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
+from presentation_dependence.judge.study_plan import plan_markdown
 from presentation_dependence.report.markers import markers, splice_file
 
 __all__ = [
@@ -140,9 +143,6 @@ def update_study_doc(
     (:mod:`~presentation_dependence.judge.study_plan`)."""
     import os
 
-    from presentation_dependence.io.atomic import atomic_write_bytes
-    from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
-
     runs = load_study(root)
     link = None
     if figure is not None and any(r.kind == "judge" for r in runs):
@@ -151,7 +151,5 @@ def update_study_doc(
     head = f"Rendered by `python scripts/judge_doc.py --study {root}` from its run folders.\n\n"
     text = head + study_markdown(runs, link)
     if plan:
-        from presentation_dependence.judge.study_plan import plan_markdown
-
         text += "\n### Full-size runs: calls and estimated CPU time\n\n" + plan_markdown(plan, runs)
     splice_file(doc, "judge-study", text)

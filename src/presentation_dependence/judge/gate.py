@@ -26,13 +26,14 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.base import Judge
 from presentation_dependence.judge.records import (
@@ -54,23 +55,15 @@ EXIT_FAIL = 1
 class GateConfig:
     """The ``gate`` block of a judge config."""
 
-    threshold: float = field(default=0.5, metadata={"help": "minimum acceptable mean score"})
-    k: int = field(default=3, metadata={"help": "calls per case"})
-    grid: float = field(
-        default=0.05, metadata={"help": "quantisation step of case scores (0 = off)"}
-    )
-    z: float = field(default=2.0, metadata={"help": "margin = z x measured noise SE"})
-    adaptive: bool = field(
-        default=False, metadata={"help": "spend k calls only near the threshold"}
-    )
-    k_min: int = field(default=2, metadata={"help": "calls per case in the adaptive first pass"})
-    near: float = field(default=0.05, metadata={"help": "adaptive: |mean - threshold| band for k"})
-    convention: str = field(
-        default="fail0", metadata={"help": "parse failure credit: fail0 or chance"}
-    )
-    cache_dir: str | None = field(
-        default=None, metadata={"help": "verdict cache folder; null = none"}
-    )
+    threshold: float = opt(0.5, "minimum acceptable mean score")
+    k: int = opt(3, "calls per case")
+    grid: float = opt(0.05, "quantisation step of case scores (0 = off)")
+    z: float = opt(2.0, "margin = z x measured noise SE")
+    adaptive: bool = opt(False, "spend k calls only near the threshold")
+    k_min: int = opt(2, "calls per case in the adaptive first pass")
+    near: float = opt(0.05, "adaptive: |mean - threshold| band for k")
+    convention: str = opt("fail0", "parse failure credit: fail0 or chance")
+    cache_dir: str | None = opt(None, "verdict cache folder; null = none")
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.k_min < 1 or (self.adaptive and self.k_min > self.k):

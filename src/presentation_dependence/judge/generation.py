@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.backend import (
     TransformersBackend,
     dtype_name,
@@ -168,8 +169,6 @@ def load_generator(
     trust_remote_code: bool = False,
 ) -> tuple[TransformersBackend, str]:
     """Load (once per process) the model behind ``model_name``; return it and its snapshot id."""
-    from presentation_dependence.models.embedded import resolve_model
-
     resolved = resolve_model(model_name, revision)
     dev = resolve_device(device)
     tdtype = dtype_name(resolve_dtype(dtype, dev))

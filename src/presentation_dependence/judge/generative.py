@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.parser import PARSER_RULES, parse_verdict, parser_version
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
@@ -100,34 +101,30 @@ JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
 }
 
 
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
-
-
 @dataclass(frozen=True)
 class TransformersJudgeOptions(JudgeOptions):
     """Options of the generative judge (greedy, temperature 0)."""
 
-    model_name: str = _opt(
+    model_name: str = opt(
         "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
     )
-    revision: str | None = _opt(None, "hub revision; null = default (recorded as unpinned)")
-    dtype: str = _opt("auto", "auto (bfloat16), float32, bfloat16, float16")
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    max_new_tokens: int = _opt(256, "generation budget per judgement")
-    batch_size: int = _opt(1, "prompts per generate call (left-padded)")
-    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = _opt(None, "torch.set_num_threads before generating; null = leave")
-    seed: int = _opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
-    template: str = _opt("judge_nway_v1", "judge prompt template id")
-    parser_rule: str = _opt("strict", "strict (exactly one marker) or last (the last marker)")
-    max_response_chars: int | None = _opt(2000, "cut each response to this many characters")
-    trust_remote_code: bool = _opt(False, "allow model code from the hub")
+    revision: str | None = opt(None, "hub revision; null = default (recorded as unpinned)")
+    dtype: str = opt("auto", "auto (bfloat16), float32, bfloat16, float16")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    max_new_tokens: int = opt(256, "generation budget per judgement")
+    batch_size: int = opt(1, "prompts per generate call (left-padded)")
+    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    num_threads: int | None = opt(None, "torch.set_num_threads before generating; null = leave")
+    seed: int = opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
+    template: str = opt("judge_nway_v1", "judge prompt template id")
+    parser_rule: str = opt("strict", "strict (exactly one marker) or last (the last marker)")
+    max_response_chars: int | None = opt(2000, "cut each response to this many characters")
+    trust_remote_code: bool = opt(False, "allow model code from the hub")
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
     )
-    answer_prefix: str = _opt(
+    answer_prefix: str = opt(
         "",
         "text the response starts with (prefilled, then generated on; part of the parsed "
         'judgement), e.g. "Verdict: [["; "" = none',

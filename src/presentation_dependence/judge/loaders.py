@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import ConfigError, InputFormatError
+from presentation_dependence.fields import opt
 from presentation_dependence.judge.records import ResponseItem
 from presentation_dependence.registry import Registry
 
@@ -56,31 +57,25 @@ _DEFAULT_FOLDERS = {
 class ResponseDataConfig:
     """The ``data`` block of a judge config."""
 
-    dataset: str = field(
-        default="gsm8k-model-solutions",
-        metadata={
-            "help": "gsm8k-model-solutions | rm-bench | llmbar | hh-rlhf-harmless | jsonl | reward-bench-2"
-        },
+    dataset: str = opt(
+        "gsm8k-model-solutions",
+        "gsm8k-model-solutions | rm-bench | llmbar | hh-rlhf-harmless | jsonl | reward-bench-2",
     )
-    path: str | None = field(
-        default=None,
-        metadata={"help": "file or folder; null = <shared data>/<dataset> ($PRESDEP_SHARED_DATA)"},
+    path: str | None = opt(
+        None, "file or folder; null = <shared data>/<dataset> ($PRESDEP_SHARED_DATA)"
     )
     files: list[str] = field(
         default_factory=list,
         metadata={"help": "file stems of a folder set to read (llmbar, rm-bench); [] = all"},
     )
-    chosen_index: int | None = field(
-        default=None, metadata={"help": "rm-bench: keep chosen[k] + the 3 rejected (1 of 4)"}
-    )
-    require_one_correct: bool = field(
-        default=False, metadata={"help": "keep only items with exactly one correct response"}
-    )
-    max_items: int | None = field(default=None, metadata={"help": "first N items (file order)"})
-    revision: str | None = field(default=None, metadata={"help": "hub revision (reward-bench-2)"})
-    split: str = field(default="test", metadata={"help": "hub split (reward-bench-2)"})
+    chosen_index: int | None = opt(None, "rm-bench: keep chosen[k] + the 3 rejected (1 of 4)")
+    require_one_correct: bool = opt(False, "keep only items with exactly one correct response")
+    max_items: int | None = opt(None, "first N items (file order)")
+    revision: str | None = opt(None, "hub revision (reward-bench-2)")
+    split: str = opt("test", "hub split (reward-bench-2)")
 
     def __post_init__(self) -> None:
+        RESPONSE_SETS.get(self.dataset, key="data.dataset")  # at load, with a did-you-mean
         if self.max_items is not None and self.max_items < 1:
             raise ConfigError(f"data.max_items must be >= 1 or null, got {self.max_items}")
         if self.chosen_index is not None and not 0 <= self.chosen_index <= 2:

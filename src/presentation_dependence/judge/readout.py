@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.generative import JUDGE_TEMPLATES, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
@@ -65,31 +66,27 @@ class VerdictLabelTokenizationError(GradeLabelTokenizationError):
     """A verdict letter is not exactly one token right after the answer skeleton."""
 
 
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
-
-
 @dataclass(frozen=True)
 class ReadoutJudgeOptions(JudgeOptions):
     """Options of the verdict readout judge (one forward pass per judgement)."""
 
-    model_name: str = _opt(
+    model_name: str = opt(
         "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
     )
-    revision: str | None = _opt(None, "hub revision; null = default (recorded as unpinned)")
-    dtype: str = _opt(
+    revision: str | None = opt(None, "hub revision; null = default (recorded as unpinned)")
+    dtype: str = opt(
         "float32",
         "float32 (default: bfloat16 logits tie often between two letters), bfloat16, float16, auto",
     )
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    batch_size: int = _opt(1, "prompts per forward pass (left-padded)")
-    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = _opt(None, "torch.set_num_threads before each pass; null = leave")
-    seed: int = _opt(0, "seed of the tie-breaking draw (recorded)")
-    template: str = _opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
-    skeleton: str = _opt("Verdict: [[", "assistant text written before the verdict letter")
-    max_response_chars: int | None = _opt(2000, "cut each response to this many characters")
-    trust_remote_code: bool = _opt(False, "allow model code from the hub")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
+    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    num_threads: int | None = opt(None, "torch.set_num_threads before each pass; null = leave")
+    seed: int = opt(0, "seed of the tie-breaking draw (recorded)")
+    template: str = opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
+    skeleton: str = opt("Verdict: [[", "assistant text written before the verdict letter")
+    max_response_chars: int | None = opt(2000, "cut each response to this many characters")
+    trust_remote_code: bool = opt(False, "allow model code from the hub")
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},

@@ -38,6 +38,7 @@ from presentation_dependence.judge.gate import GateVerdict, run_gate
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.noise import run_noise
 from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.judge.ranking import rank_responses
 from presentation_dependence.judge.records import (
     JudgeRequest,
     ResponseItem,
@@ -54,6 +55,7 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.resume import PARTS_DIR, freeze_judge_config, judge_in_parts
 from presentation_dependence.judge.scoring import summarise_records
 from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.secrets import redact, redact_obj
 from presentation_dependence.seeding import named_rng
 
@@ -237,9 +239,6 @@ def run_rank_task(
     cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """Response ranking with the readout (``task: rank``)."""
-    from presentation_dependence.judge.ranking import rank_responses
-    from presentation_dependence.rerankers import build_reranker
-
     out = out or default_out_dir(cfg)
     items = load_response_set(cfg.data)
     reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)

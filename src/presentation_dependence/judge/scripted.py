@@ -14,12 +14,13 @@ through the real parser.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.generative import verdict_record
 from presentation_dependence.judge.parser import parser_version
@@ -31,10 +32,10 @@ __all__ = ["ScriptedJudge", "ScriptedJudgeOptions"]
 
 @dataclass(frozen=True)
 class ScriptedJudgeOptions(JudgeOptions):
-    accuracy: float = field(default=0.7, metadata={"help": "P(latent verdict is correct)"})
-    noise: float = field(default=0.0, metadata={"help": "P(a call redraws its verdict at random)"})
-    parse_failure: float = field(default=0.0, metadata={"help": "P(a call writes no marker)"})
-    seed: int = field(default=0, metadata={"help": "seed of every draw"})
+    accuracy: float = opt(0.7, "P(latent verdict is correct)")
+    noise: float = opt(0.0, "P(a call redraws its verdict at random)")
+    parse_failure: float = opt(0.0, "P(a call writes no marker)")
+    seed: int = opt(0, "seed of every draw")
 
     def __post_init__(self) -> None:
         for name in ("accuracy", "noise", "parse_failure"):

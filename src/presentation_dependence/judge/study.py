@@ -46,6 +46,7 @@ from presentation_dependence.judge.report import (
 )
 from presentation_dependence.judge.scoring import wilson_interval
 from presentation_dependence.metrics.stats import named_rng
+from presentation_dependence.report.figures import _plt, _png
 
 __all__ = [
     "StudyRun",
@@ -307,8 +308,6 @@ def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
 
 def slot_accuracy_png(runs: Sequence[StudyRun]) -> bytes:
     """Accuracy by slot of the correct response, with Wilson intervals, one panel per set."""
-    from presentation_dependence.report.figures import _plt, _png
-
     plt = _plt()
     by_set: dict[str, list[StudyRun]] = defaultdict(list)
     for r in runs:

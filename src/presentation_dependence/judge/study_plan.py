@@ -21,7 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from presentation_dependence.judge.config import JudgeTaskConfig, load_judge_config
+from presentation_dependence.judge.config import (
+    JudgeTaskConfig,
+    config_from_raw,
+    load_judge_config,
+)
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import ResponseItem
 from presentation_dependence.judge.report import _table, fmt
@@ -115,8 +119,6 @@ def _run_calls(run: StudyRun) -> int:
 
 
 def load_judge_config_from_run(run: StudyRun) -> JudgeTaskConfig:
-    from presentation_dependence.judge.config import config_from_raw
-
     raw = {k: v for k, v in run.config.items() if k != "id"}
     return config_from_raw(raw, str(run.config.get("id", run.run_id)))
 

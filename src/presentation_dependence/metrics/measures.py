@@ -27,10 +27,13 @@ grade, 1 − the hole rate; over ``min(k, retrieved)`` as in ir_measures) and th
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.records import Qrels, Run
@@ -39,6 +42,7 @@ from presentation_dependence.registry import did_you_mean
 __all__ = [
     "EXAMPLE_NAMES",
     "evaluate_measures",
+    "evaluate_run",
     "parse_measure",
     "supported_measure_names",
     "trec_eval_name",
@@ -61,6 +65,7 @@ EXAMPLE_NAMES = [
     "P_10",
     "recall_100",
 ]
+log = logging.getLogger(__name__)
 _IRM_NAME = re.compile(r"(?P<base>[^\W\d]\w*?)(?P<params>\(.*\))?(?:@(?P<k>\d+))?", re.UNICODE)
 
 
@@ -110,7 +115,8 @@ def _unknown(name: str, where: str, base: str | None = None, suffix: str = "") -
     hint = hint or did_you_mean(name, EXAMPLE_NAMES)
     return ConfigError(
         f"{where}: unknown measure {name!r}.{hint} Use an ir_measures name (e.g. "
-        f"{', '.join(EXAMPLE_NAMES[:6])}) or a trec_eval name (e.g. {', '.join(EXAMPLE_NAMES[9:])})"
+        f"{', '.join(EXAMPLE_NAMES[:6])}) or a trec_eval name (e.g. {', '.join(EXAMPLE_NAMES[9:])})",
+        key=where,
     )
 
 
@@ -128,17 +134,20 @@ def _parse_irm(name: str, where: str) -> Any | None:
     try:
         parsed = ir_measures.parse_measure(canonical)
     except Exception as exc:  # ir_measures raises ValueError/NameError/SyntaxError
-        raise ConfigError(f"{where}: cannot read measure {name!r}: {exc}") from None
+        raise ConfigError(f"{where}: cannot read measure {name!r}: {exc}", key=where) from None
     for param, info in parsed.SUPPORTED_PARAMS.items():
         if info.required and param not in parsed.params:
             example = f"{parsed.NAME}@10" if param == "cutoff" else f"{parsed.NAME}({param}=...)"
-            raise ConfigError(f"{where}: measure {name!r} needs a {param}: write e.g. {example}")
+            raise ConfigError(
+                f"{where}: measure {name!r} needs a {param}: write e.g. {example}", key=where
+            )
     try:
         parsed.validate_params()
     except AssertionError as exc:
         known = ", ".join(parsed.SUPPORTED_PARAMS)
         raise ConfigError(
-            f"{where}: measure {name!r}: {exc}. {parsed.NAME} takes the parameters {known}"
+            f"{where}: measure {name!r}: {exc}. {parsed.NAME} takes the parameters {known}",
+            key=where,
         ) from None
     return parsed
 
@@ -171,7 +180,9 @@ def parse_measure(name: str, relevance_level: int = 1, *, where: str = "eval.mea
     'nDCG@10'
     """
     if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"{where}: a measure name must be a non-empty string, got {name!r}")
+        raise ConfigError(
+            f"{where}: a measure name must be a non-empty string, got {name!r}", key=where
+        )
     name = name.strip()
     measure = _parse_irm(name, where)
     if measure is None:
@@ -191,7 +202,8 @@ def parse_measure(name: str, relevance_level: int = 1, *, where: str = "eval.mea
         raise ConfigError(
             f"{where}: measure {name!r} ({measure}) is not computed here with these parameters: "
             "only pytrec_eval's measures, the judgement rate (Judged@k) and MS MARCO's RR@k are. "
-            f"Supported measures: {', '.join(supported_measure_names())}"
+            f"Supported measures: {', '.join(supported_measure_names())}",
+            key=where,
         )
     return measure
 
@@ -253,3 +265,47 @@ def evaluate_measures(
     for metric in pipeline.iter_calc(list(by_measure), qrels.to_dict(), run_dict):
         values[metric.query_id, metric.measure] = float(metric.value)
     return {q: {n: values.get((q, measures[n]), 0.0) for n in measures} for q in judged}
+
+
+class MeasureSet(Protocol):
+    """What :func:`evaluate_run` needs of an eval config (``config.EvalConfig`` is one)."""
+
+    @property
+    def relevance_level(self) -> int: ...
+
+    def resolved_measures(self) -> dict[str, Any]: ...
+
+
+def evaluate_run(run: Run, qrels: Qrels, eval_cfg: MeasureSet) -> dict[str, Any]:
+    """Per-query values and the mean over judged queries, keyed by the configured names.
+
+    ``measures`` maps each name to its ir_measures form (``mrr@10`` -> ``RR@10``); see the module
+    docstring for the providers and the tie order. Judged queries the run does not have are not
+    evaluated (as trec_eval) and are warned about.
+    """
+    measures = eval_cfg.resolved_measures()
+    per_query = evaluate_measures(run, qrels, measures)
+    judged = list(per_query)
+    in_run = set(run.qids())
+    not_in_run = [q for q in qrels.judgements if q not in in_run]
+    if not_in_run:
+        log.warning(
+            "%d of %d judged queries are not in the run and are not evaluated (as trec_eval), "
+            "e.g. %s",
+            len(not_in_run),
+            len(qrels.judgements),
+            ", ".join(repr(q) for q in not_in_run[:3]),
+        )
+    mean = {
+        n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
+        for n in measures
+    }
+    return {
+        "measures": {n: str(m) for n, m in measures.items()},
+        "relevance_level": eval_cfg.relevance_level,
+        "num_queries": len(judged),
+        "mean": mean,
+        "per_query": per_query,
+        "unjudged_queries": [q for q in run.qids() if q not in per_query],
+        "judged_queries_not_in_run": len(not_in_run),
+    }

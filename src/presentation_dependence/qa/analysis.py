@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.metrics.decisions import (
     answer_flip,
     mean_pairwise_jaccard,
@@ -44,7 +45,6 @@ from presentation_dependence.metrics.stats import (
 )
 from presentation_dependence.qa.scoring import flip_directions
 from presentation_dependence.robustness.analysis import query_metrics
-from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.robustness.store import NULL
 
 __all__ = ["analyse_qa", "question_metrics"]

@@ -25,11 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
-from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.metrics.decisions import normalize_answer
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.qa.scoring import extract_answer
 from presentation_dependence.readout.prompt import clean_text
 
@@ -132,20 +132,15 @@ def resolve_reader_path(spec: str) -> Path:
 
 
 def load_reader_config(spec: str) -> ReaderConfig:
-    """Load a reader config strictly; its ``name`` is the file stem."""
-    path = resolve_reader_path(spec)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of reader options")
-    if raw.get("name", path.stem) != path.stem:
-        raise ConfigError(f"{path}: name {raw['name']!r} differs from the file name; remove it")
-    try:
-        return build_dataclass(ReaderConfig, {**raw, "name": path.stem}, "reader")
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
+    """Load a reader config strictly (environment: ``PRESDEP_READER__KEY=value``); its ``name``
+    is the file stem."""
+
+    def build(raw: dict[str, Any], stem: str) -> ReaderConfig:
+        if raw.get("name", stem) != stem:
+            raise ConfigError(f"name {raw['name']!r} differs from the file name; remove it")
+        return build_dataclass(ReaderConfig, {**raw, "name": stem})
+
+    return load_config(resolve_reader_path(spec), build, family="reader")
 
 
 @dataclass(frozen=True)
@@ -188,7 +183,6 @@ class FrozenReader:
 
     def _ensure_loaded(self) -> Any:
         if self._backend is None:
-            from presentation_dependence.models.embedded import resolve_model
             from presentation_dependence.readout.backend import TransformersBackend
 
             resolved = resolve_model(self.cfg.model_name, self.cfg.revision)

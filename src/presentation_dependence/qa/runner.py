@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.config import ExperimentConfig
-from presentation_dependence.config.build import to_plain
 from presentation_dependence.data.hotpotqa import HotpotQALoader
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import to_plain
 from presentation_dependence.metrics.decisions import retained_set
 from presentation_dependence.metrics.ranking import ranks_from_scores
 from presentation_dependence.presentations import score_presentations

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import presentation_dependence.runners as runners
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.io.trec import format_qrels, format_run, write_topics
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest, Run, RunEntry
@@ -143,8 +144,6 @@ def _eval_missing_vs_unfinished(root: Path) -> str:
 
 
 def _internal_error(root: Path) -> str:
-    import presentation_dependence.runners as runners
-
     ws = Workspace(root)
     (root / "r").mkdir()
     real = runners.EvalManager.evaluate

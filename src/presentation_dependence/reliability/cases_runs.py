@@ -12,8 +12,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from presentation_dependence.judge.config import load_judge_config
+from presentation_dependence.judge.runner import run_judge_task
+from presentation_dependence.judge.scripted import ScriptedJudge
+from presentation_dependence.records import Candidate, Query
 from presentation_dependence.reliability import Case
 from presentation_dependence.reliability.workspace import Workspace, expect
+from presentation_dependence.rerankers.api_teacher import (
+    ApiRequestError,
+    ClosedModelGenBscOptions,
+    ClosedModelGenBscReranker,
+)
+from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.testing.chat_server import ChatServer
 
 __all__ = ["CONCURRENCY_CASES", "HOSTED_CASES", "KILL_CASES"]
 
@@ -64,10 +75,6 @@ def _kill_after(k: int) -> Callable[[Path], str]:
 
 
 def _judge_killed(root: Path) -> str:
-    from presentation_dependence.judge.config import load_judge_config
-    from presentation_dependence.judge.runner import run_judge_task
-    from presentation_dependence.judge.scripted import ScriptedJudge
-
     ws = Workspace(root)
     items = root / "items.jsonl"
     rows = [
@@ -119,8 +126,6 @@ def _judge_killed(root: Path) -> str:
 
 
 def _append(folder: str, who: int, n: int) -> None:
-    from presentation_dependence.runners.run_folder import RunFolder
-
     for i in range(n):
         RunFolder(folder).append_provenance({"who": who, "i": i})
 
@@ -174,11 +179,6 @@ def _grades(messages: Sequence[Mapping[str, Any]], body: Mapping[str, Any]) -> s
 
 
 def _teacher(root: Path, url: str, **kw: Any) -> Any:
-    from presentation_dependence.rerankers.api_teacher import (
-        ClosedModelGenBscOptions,
-        ClosedModelGenBscReranker,
-    )
-
     opts = {
         "model": "loopback",
         "base_url": url,
@@ -194,10 +194,6 @@ def _teacher(root: Path, url: str, **kw: Any) -> Any:
 
 def _hosted(faults: Sequence[str], **server: Any) -> Callable[[Path], str]:
     def case(root: Path) -> str:
-        from presentation_dependence.records import Candidate, Query
-        from presentation_dependence.rerankers.api_teacher import ApiRequestError
-        from presentation_dependence.serving.chat_server import ChatServer
-
         cands = [Candidate(f"d{i}", f"passage {i} " + "x" * i, i + 1) for i in range(4)]
         with ChatServer(_grades, faults=faults, **server) as srv:
             t = _teacher(root, srv.url, max_retries=0 if "trickle" in faults else 6)
@@ -232,10 +228,6 @@ def _trickle(root: Path) -> str:
 
 
 def _never_parses(root: Path) -> str:
-    from presentation_dependence.records import Candidate, Query
-    from presentation_dependence.rerankers.api_teacher import ApiRequestError
-    from presentation_dependence.serving.chat_server import ChatServer
-
     cands = [Candidate(f"d{i}", f"passage {i}", i + 1) for i in range(3)]
     with ChatServer(lambda m, b: "Sorry, I cannot grade passages.") as srv:
         try:
@@ -255,9 +247,6 @@ def _never_parses(root: Path) -> str:
 
 
 def _restart_resumes(root: Path) -> str:
-    from presentation_dependence.records import Candidate, Query
-    from presentation_dependence.serving.chat_server import ChatServer
-
     cands = [Candidate(f"d{i}", f"passage {i}", i + 1) for i in range(4)]
     with ChatServer(_grades) as srv:
         first = _teacher(root, srv.url).rank(Query("q", "what"), cands)
@@ -270,8 +259,6 @@ def _restart_resumes(root: Path) -> str:
 
 def _hosted_two_processes(root: Path) -> str:
     """The issue's case: two processes on one folder with a hosted teacher."""
-    from presentation_dependence.serving.chat_server import ChatServer
-
     ws = Workspace(root)
     with ChatServer(_grades) as srv:
         reranker = {

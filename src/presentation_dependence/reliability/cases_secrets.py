@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import presentation_dependence.runners as runners
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Query, RerankRequest
 from presentation_dependence.reliability import Case
@@ -83,8 +84,6 @@ def _secret_in_data(root: Path) -> str:
 def _debug_traceback(root: Path) -> str:
     import contextlib
     import io
-
-    import presentation_dependence.runners as runners
 
     ws = Workspace(root)
     (root / "r").mkdir()

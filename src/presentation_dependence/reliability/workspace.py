@@ -12,7 +12,10 @@ from typing import Any
 
 import yaml
 
+from presentation_dependence.cli import main
 from presentation_dependence.data.smoke import build_smoke_fixture
+from presentation_dependence.reliability import CaseFailed
+from presentation_dependence.secrets import RedactingFormatter
 
 __all__ = ["PLUGIN_MODULE", "Workspace", "capture_logs", "expect"]
 
@@ -70,8 +73,6 @@ def capture_logs() -> _Capture:
     """Route the package's logs to memory (call once, before any CLI call)."""
     logger = logging.getLogger("presentation_dependence")
     if _CAPTURE not in logger.handlers:
-        from presentation_dependence.secrets import RedactingFormatter
-
         _CAPTURE.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
         logger.addHandler(_CAPTURE)
         logger.setLevel(logging.INFO)
@@ -81,8 +82,6 @@ def capture_logs() -> _Capture:
 
 def expect(condition: bool, what: str) -> None:
     """Raise CaseFailed(what) unless ``condition``."""
-    from presentation_dependence.reliability import CaseFailed
-
     if not condition:
         raise CaseFailed(what)
 
@@ -126,8 +125,6 @@ class Workspace:
 
     def cli(self, *args: str) -> tuple[int, str]:
         """``presdep ARGS`` in this process: (exit code, the log it wrote)."""
-        from presentation_dependence.cli import main
-
         cap = capture_logs()
         cap.messages.clear()
         cwd = Path.cwd()

@@ -25,20 +25,20 @@ missing (``broken``) and a ``runnable: false`` one that could in fact run.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import shlex
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
-from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.config import load_experiment_config
 from presentation_dependence.config.data_config import resolve_path
+from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.reproduction.tasks import expand_jobs, load_task
 
 __all__ = ["APPENDIX", "Appendix", "Artifact", "AuditRow", "audit", "format_audit", "load_appendix"]
@@ -87,28 +87,7 @@ class Appendix:
 
 
 def load_appendix(path: str | Path = APPENDIX) -> Appendix:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read the appendix map {path}: {e}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        return build_dataclass(Appendix, raw)
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
-
-
-def _presdep_commands() -> set[str]:
-    from presentation_dependence.cli import make_parser
-
-    for action in make_parser()._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices)
-    return set()
+    return load_config(path, lambda raw, stem: build_dataclass(Appendix, raw), family="appendix")
 
 
 def _defines(module: str, name: str) -> bool:
@@ -122,8 +101,11 @@ def _defines(module: str, name: str) -> bool:
     )
 
 
-def check_command(command: str, root: Path) -> str | None:
-    """``None`` when ``command`` can be found, else what is missing (nothing is run)."""
+def check_command(command: str, root: Path, presdep_commands: Collection[str]) -> str | None:
+    """``None`` when ``command`` can be found, else what is missing (nothing is run).
+
+    ``presdep_commands``: the CLI's subcommands (the CLI passes its own; this layer is below it).
+    """
     if ":" in command and " " not in command:
         module, _, func = command.partition(":")
         try:
@@ -141,14 +123,12 @@ def check_command(command: str, root: Path) -> str | None:
         return None if (root / argv[1]).is_file() else f"no script {argv[1]}"
     if argv[0] == "presdep":
         sub = argv[1] if len(argv) > 1 else ""
-        return None if sub in _presdep_commands() else f"no 'presdep {sub}' subcommand"
+        return None if sub in presdep_commands else f"no 'presdep {sub}' subcommand"
     return None if shutil.which(argv[0]) else f"{argv[0]!r} is not on PATH"
 
 
 def _data_state(artifact: Artifact, root: Path) -> tuple[int, int, list[str]]:
     """(units with data, units, problems) over the task's jobs and the configs."""
-    from presentation_dependence.config import load_experiment_config
-
     have, total, problems = 0, 0, []
     if artifact.task:
         try:
@@ -195,13 +175,18 @@ class AuditRow:
     detail: str
 
 
-def audit(appendix: Appendix, root: str | Path = ".") -> list[AuditRow]:
-    """One :class:`AuditRow` per artifact (see the module doc)."""
+def audit(
+    appendix: Appendix, root: str | Path, presdep_commands: Collection[str]
+) -> list[AuditRow]:
+    """One :class:`AuditRow` per artifact (see the module doc); ``presdep_commands`` as in
+    :func:`check_command`."""
     root = Path(root)
     rows = []
     for a in appendix.artifacts:
         missing = [
-            m for m in (check_command(a.program, root), check_command(a.analyzer, root)) if m
+            m
+            for m in (check_command(c, root, presdep_commands) for c in (a.program, a.analyzer))
+            if m
         ]
         have, total, problems = _data_state(a, root)
         broken = missing + [p for p in problems if p.startswith(("config", "task"))]

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from presentation_dependence.config.build import build_dataclass
+from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.registry import did_you_mean
 
 __all__ = [
@@ -192,31 +191,18 @@ def load_population(name_or_path: str | Path, root: str | Path = ".") -> Populat
             f"no population {str(name_or_path)!r} ({path} not found).{did_you_mean(str(name_or_path), known)} "
             f"Known: {', '.join(known) or '(none)'}"
         )
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    raw = dict(raw)
-    cols = raw.pop("collections", None)
-    if not isinstance(cols, list) or not cols:
-        raise ConfigError(f"{path}: 'collections' must be a non-empty list")
-    try:
-        collections = [
-            build_dataclass(Collection, c, f"collections[{i}]") for i, c in enumerate(cols)
-        ]
-        pop = build_dataclass(Population, {**raw, "collections": []})
-        pop = Population(
-            population=pop.population, collections=collections, description=pop.description
-        )
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
-    if pop.population != path.stem:
-        raise ConfigError(
-            f"{path}: 'population' is {pop.population!r}; it must equal the file stem"
-        )
-    return pop
+
+    def build(raw: dict[str, Any], stem: str) -> Population:
+        if not isinstance(raw.get("collections"), list) or not raw["collections"]:
+            raise ConfigError("'collections' must be a non-empty list", key="collections")
+        pop = build_dataclass(Population, raw)
+        if pop.population != stem:
+            raise ConfigError(
+                f"'population' is {pop.population!r}; it must equal the file stem", key="population"
+            )
+        return pop
+
+    return load_config(path, build, family="population")
 
 
 def list_populations(root: str | Path = ".") -> list[str]:

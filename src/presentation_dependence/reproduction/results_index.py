@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.firststage.meta import META_FILE, read_dataset_meta, utc_now
 from presentation_dependence.io.atomic import atomic_write_text
@@ -49,11 +50,8 @@ def load_index(path: str | Path = INDEX) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict) or set(raw) - {"schema", "results"}:
+    raw = read_yaml_mapping(path)
+    if set(raw) - {"schema", "results"}:
         raise ConfigError(f"{path}: expected exactly the keys 'schema' and 'results'")
     if raw.get("schema") != SCHEMA:
         raise ConfigError(f"{path}: schema {raw.get('schema')!r}, expected {SCHEMA}")

@@ -30,9 +30,10 @@ from typing import Any
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass
 from presentation_dependence.config.experiment import config_from_raw
+from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.registry import did_you_mean
 from presentation_dependence.reproduction.plan import FIXTURE
@@ -161,18 +162,14 @@ def load_task(name_or_path: str | Path, root: str | Path = ".") -> Task:
             f"no task {str(name_or_path)!r} ({path} not found).{did_you_mean(str(name_or_path), known)} "
             f"Known tasks: {', '.join(known) or '(none)'}"
         )
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(raw, dict):
-            raise ConfigError("expected a mapping at the top level")
+
+    def build(raw: dict[str, Any], stem: str) -> Task:
         task = build_dataclass(Task, raw)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
-    if task.task != path.stem:
-        raise ConfigError(f"{path}: 'task' is {task.task!r}; it must equal the file stem")
-    return task
+        if task.task != stem:
+            raise ConfigError(f"'task' is {task.task!r}; it must equal the file stem", key="task")
+        return task
+
+    return load_config(path, build, family="task")
 
 
 def expand_jobs(

@@ -22,8 +22,16 @@ from presentation_dependence.rerankers.base import (
     RERANKERS,
     Paradigm,
     Reranker,
+    RerankerConfig,
     RerankerOptions,
     build_reranker,
 )
 
-__all__ = ["RERANKERS", "Paradigm", "Reranker", "RerankerOptions", "build_reranker"]
+__all__ = [
+    "RERANKERS",
+    "Paradigm",
+    "Reranker",
+    "RerankerConfig",
+    "RerankerOptions",
+    "build_reranker",
+]

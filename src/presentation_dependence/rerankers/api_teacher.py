@@ -42,15 +42,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import opt
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.http import error_text, post_with_deadline
+from presentation_dependence.models.embedded import cache_root
 from presentation_dependence.presentations import draw_orders
 from presentation_dependence.readout.prompt import clean_text, get_template
 from presentation_dependence.records import Candidate, Query, RankResult
@@ -78,37 +80,33 @@ class ApiRequestError(PresdepError, RuntimeError):
     """A chat request failed after every retry, or was refused (4xx other than 429)."""
 
 
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
-
-
 @dataclass(frozen=True)
 class ClosedModelGenBscOptions(RerankerOptions):
     """Options of ClosedModelGenBscReranker (a hosted teacher writing grades as text)."""
 
-    model: str = _opt("gpt-4o-mini", "the API's model name")
-    model_snapshot: str | None = _opt(
+    model: str = opt("gpt-4o-mini", "the API's model name")
+    model_snapshot: str | None = opt(
         None, "the dated snapshot the cache is keyed on (e.g. gpt-4o-mini-2024-07-18); null = model"
     )
-    base_url: str = _opt("https://api.openai.com/v1", "OpenAI-compatible base URL")
-    api_key_env: str = _opt("OPENAI_API_KEY", "environment variable holding the API key")
-    num_orders: int = _opt(3, "K: shuffled presentations per query (K requests)")
-    seed: int = _opt(0, "presentations and retry jitter come from this seed")
-    template: str = _opt("pathc_grade_v1", "the user-turn template (docs/SCORING.md)")
-    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
-    temperature: float = _opt(0.0, "sampling temperature (part of the cache key)")
-    top_p: float = _opt(1.0, "nucleus sampling (part of the cache key)")
-    max_tokens: int | None = _opt(None, "answer budget; null = 12 per candidate + 16")
-    max_concurrency: int = _opt(4, "requests in flight at once")
-    timeout_s: float = _opt(60.0, "wall-clock deadline of one HTTP attempt (connect to last byte)")
-    max_retries: int = _opt(6, "retries per request on 429 / 5xx / timeout / malformed body")
-    backoff_base_s: float = _opt(1.0, "first backoff; doubles per retry, with jitter")
-    backoff_max_s: float = _opt(60.0, "cap on one backoff (and on Retry-After)")
-    max_missing_fraction: float = _opt(
+    base_url: str = opt("https://api.openai.com/v1", "OpenAI-compatible base URL")
+    api_key_env: str = opt("OPENAI_API_KEY", "environment variable holding the API key")
+    num_orders: int = opt(3, "K: shuffled presentations per query (K requests)")
+    seed: int = opt(0, "presentations and retry jitter come from this seed")
+    template: str = opt("pathc_grade_v1", "the user-turn template (docs/SCORING.md)")
+    max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
+    temperature: float = opt(0.0, "sampling temperature (part of the cache key)")
+    top_p: float = opt(1.0, "nucleus sampling (part of the cache key)")
+    max_tokens: int | None = opt(None, "answer budget; null = 12 per candidate + 16")
+    max_concurrency: int = opt(4, "requests in flight at once")
+    timeout_s: float = opt(60.0, "wall-clock deadline of one HTTP attempt (connect to last byte)")
+    max_retries: int = opt(6, "retries per request on 429 / 5xx / timeout / malformed body")
+    backoff_base_s: float = opt(1.0, "first backoff; doubles per retry, with jitter")
+    backoff_max_s: float = opt(60.0, "cap on one backoff (and on Retry-After)")
+    max_missing_fraction: float = opt(
         0.5, "a query fails when more of its grades than this fraction do not parse (1 = never)"
     )
-    use_cache: bool = _opt(True, "read and write the on-disk answer cache")
-    cache_dir: str | None = _opt(None, "cache folder; null = <presdep cache>/api-teacher")
+    use_cache: bool = opt(True, "read and write the on-disk answer cache")
+    cache_dir: str | None = opt(None, "cache folder; null = <presdep cache>/api-teacher")
 
     def __post_init__(self) -> None:
         for name in ("model", "base_url", "api_key_env"):
@@ -266,8 +264,6 @@ class ClosedModelGenBscReranker:
     def cache_dir(self) -> Path:
         if self.options.cache_dir is not None:
             return Path(self.options.cache_dir).expanduser()
-        from presentation_dependence.models.embedded import cache_root
-
         return cache_root() / "api-teacher"
 
     def _payload(self, messages: list[dict[str, str]], n: int) -> dict[str, Any]:

@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.fields import build_dataclass, to_plain
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.registry import Registry, did_you_mean
 
-__all__ = ["RERANKERS", "Paradigm", "Reranker", "RerankerOptions", "build_reranker"]
+__all__ = [
+    "RERANKERS",
+    "Paradigm",
+    "Reranker",
+    "RerankerConfig",
+    "RerankerOptions",
+    "build_reranker",
+    "reranker_block",
+]
 
 
 class Paradigm(str, enum.Enum):
@@ -59,6 +68,45 @@ class Reranker(Protocol):
 
 
 RERANKERS: Registry[type[Reranker]] = Registry("reranker_class")
+
+
+@dataclass(frozen=True)
+class RerankerConfig:
+    """A config's ``reranker`` block: ``reranker_class`` plus that class's own options (flat).
+
+    The name is looked up when the block is built, so a config naming an unregistered reranker
+    fails at load with a did-you-mean.
+    """
+
+    reranker_class: str = "IdentityReranker"
+    options: RerankerOptions = field(default_factory=RerankerOptions)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> RerankerConfig:
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"reranker: expected a mapping, got {raw!r}", key="reranker")
+        raw = dict(raw)
+        name = raw.pop("reranker_class", "IdentityReranker")
+        rcls = RERANKERS.get(str(name), key="reranker.reranker_class")
+        return cls(str(name), build_dataclass(rcls.config_cls, raw, "reranker"))
+
+    def to_plain(self) -> dict[str, Any]:
+        return {"reranker_class": self.reranker_class, **to_plain(self.options)}
+
+
+def reranker_block(raw: Any, key: str) -> dict[str, Any]:
+    """Validate a nested reranker block (a base, a teacher, a student) named ``key``; return it
+    as a plain dict with every default filled in."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key}: expected a reranker block (a mapping), got {raw!r}", key=key)
+    if "reranker_class" not in raw:
+        raise ConfigError(
+            f"{key}: the reranker block needs reranker_class (e.g. GradeReranker)", key=key
+        )
+    try:
+        return RerankerConfig.from_raw(raw).to_plain()
+    except (RegistryError, ConfigError) as e:
+        raise ConfigError(f"{key}: {e}", key=key) from None
 
 
 def build_reranker(name: str, options: RerankerOptions | None = None, **fields: Any) -> Reranker:

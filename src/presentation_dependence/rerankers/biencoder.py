@@ -22,13 +22,13 @@ import importlib.metadata
 import importlib.util
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RerankerOptions
@@ -48,17 +48,13 @@ __all__ = [
 TEACHERS_EXTRA = "teachers"
 
 
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
-
-
 @dataclass(frozen=True)
 class BiEncoderOptions(RerankerOptions):
     """Options every bi-encoder teacher takes."""
 
-    batch_size: int = _opt(32, "passages per encoder call (canonical order: by length, then text)")
-    one_at_a_time: bool = _opt(False, "encode each passage alone (no batching, no padding)")
-    max_passage_chars: int | None = _opt(
+    batch_size: int = opt(32, "passages per encoder call (canonical order: by length, then text)")
+    one_at_a_time: bool = opt(False, "encode each passage alone (no batching, no padding)")
+    max_passage_chars: int | None = opt(
         None, "cut each passage to this many characters; null = full"
     )
 

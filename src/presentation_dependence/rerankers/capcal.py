@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.readout.prompt import get_template
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 from presentation_dependence.rerankers.grade import (
     GradeReranker,
     GradeRerankerOptions,
-    _opt,
     readout_result,
 )
 
@@ -92,17 +92,17 @@ def calibrate(
 class CapCalGradeOptions(GradeRerankerOptions):
     """The readout's options plus the content-free calibration (see capcal.py)."""
 
-    alpha: float = _opt(
+    alpha: float = opt(
         1.0,
         "calibration strength: capcal subtracts alpha*(P_cf - 1/4); divide uses P/P_cf**alpha; "
         "0 = no correction",
     )
-    method: Literal["capcal", "divide"] = _opt(
+    method: Literal["capcal", "divide"] = opt(
         "capcal",
         "capcal: P' = clip(P - alpha(P_cf - 1/4), 0) renormalised (Lv et al. 2026); divide: "
         "P' ∝ P / P_cf**alpha (contextual calibration, Zhao et al. 2021)",
     )
-    placeholder: str = _opt(
+    placeholder: str = opt(
         "N/A",
         "the passage body of the content-free pass (query and [i] tags kept)",
     )

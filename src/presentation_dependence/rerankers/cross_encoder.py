@@ -19,13 +19,16 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import BuiltPrompt, clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
+from presentation_dependence.rerankers.grade import GradeRerankerOptions, _load_backend
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
@@ -48,10 +51,6 @@ MXBAI_INSTRUCTION = (
 )
 
 
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
-
-
 def _check_int(name: str, v: Any, *, allow_none: bool = False) -> None:
     if v is None and allow_none:
         return
@@ -63,21 +62,19 @@ def _check_int(name: str, v: Any, *, allow_none: bool = False) -> None:
 class MxbaiPointwiseOptions(RerankerOptions):
     """Options of MxbaiPointwise (yes/no logit pointwise scoring)."""
 
-    model_name: str = _opt("mixedbread-ai/mxbai-rerank-base-v2", "any causal chat model")
-    revision: str | None = _opt(None, "hub revision; null = default")
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = _opt("auto", "auto, float32, bfloat16, float16")
-    batch_size: int = _opt(1, "prompts per forward pass (left-padded)")
-    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = _opt(None, "torch.set_num_threads before each forward")
-    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
-    trust_remote_code: bool = _opt(False, "allow model code from the hub")
-    yes_label: str = _opt("1", "the 'relevant' answer token")
-    no_label: str = _opt("0", "the 'not relevant' answer token")
+    model_name: str = opt("mixedbread-ai/mxbai-rerank-base-v2", "any causal chat model")
+    revision: str | None = opt(None, "hub revision; null = default")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
+    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
+    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    num_threads: int | None = opt(None, "torch.set_num_threads before each forward")
+    max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
+    trust_remote_code: bool = opt(False, "allow model code from the hub")
+    yes_label: str = opt("1", "the 'relevant' answer token")
+    no_label: str = opt("0", "the 'not relevant' answer token")
 
     def __post_init__(self) -> None:
-        from presentation_dependence.rerankers.grade import GradeRerankerOptions
-
         GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
         _check_int("batch_size", self.batch_size)
         _check_int("num_threads", self.num_threads, allow_none=True)
@@ -112,9 +109,6 @@ class MxbaiPointwise:
 
     def _ensure_loaded(self) -> tuple[TransformersBackend, tuple[int, int]]:
         if self._backend is None or self._label_ids is None:
-            from presentation_dependence.models.embedded import resolve_model
-            from presentation_dependence.rerankers.grade import GradeRerankerOptions, _load_backend
-
             o = self.options
             resolved = resolve_model(o.model_name, o.revision)
             self._revision = resolved.revision
@@ -195,17 +189,15 @@ class MxbaiPointwise:
 class JinaListwiseOptions(RerankerOptions):
     """Options of JinaListwiseReranker (jina-reranker-v3 through its own hub code)."""
 
-    model_name: str = _opt("jinaai/jina-reranker-v3", "a jina-reranker-v3 checkpoint")
-    revision: str | None = _opt(None, "hub revision; pin it: the model's code runs locally")
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = _opt("auto", "auto, float32, bfloat16, float16")
-    trust_remote_code: bool = _opt(False, "must be true: the model's own code scores")
-    max_docs_per_call: int = _opt(64, "documents per rerank() call (jina v3 takes up to 64)")
-    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
+    model_name: str = opt("jinaai/jina-reranker-v3", "a jina-reranker-v3 checkpoint")
+    revision: str | None = opt(None, "hub revision; pin it: the model's code runs locally")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
+    trust_remote_code: bool = opt(False, "must be true: the model's own code scores")
+    max_docs_per_call: int = opt(64, "documents per rerank() call (jina v3 takes up to 64)")
+    max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
 
     def __post_init__(self) -> None:
-        from presentation_dependence.rerankers.grade import GradeRerankerOptions
-
         GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
         _check_int("max_docs_per_call", self.max_docs_per_call)
         _check_int("max_passage_chars", self.max_passage_chars, allow_none=True)

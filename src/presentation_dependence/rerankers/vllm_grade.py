@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.rerankers.base import RERANKERS, RerankerOptions
-from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions, _opt
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
@@ -30,11 +32,11 @@ _LOCK = threading.Lock()
 class VllmGradeOptions(GradeRerankerOptions):
     """GradeReranker's options plus the vLLM engine's."""
 
-    tensor_parallel_size: int = _opt(1, "vLLM tensor parallelism (GPUs per model copy)")
-    data_parallel_size: int = _opt(1, "vLLM data parallelism (model copies)")
-    batch_invariant: bool = _opt(False, "VLLM_BATCH_INVARIANT=1: batch-independent numerics")
-    gpu_memory_utilization: float = _opt(0.85, "fraction of GPU memory vLLM may take")
-    max_model_len: int | None = _opt(None, "context length for the engine; null = the model's")
+    tensor_parallel_size: int = opt(1, "vLLM tensor parallelism (GPUs per model copy)")
+    data_parallel_size: int = opt(1, "vLLM data parallelism (model copies)")
+    batch_invariant: bool = opt(False, "VLLM_BATCH_INVARIANT=1: batch-independent numerics")
+    gpu_memory_utilization: float = opt(0.85, "fraction of GPU memory vLLM may take")
+    max_model_len: int | None = opt(None, "context length for the engine; null = the model's")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -66,7 +68,6 @@ class VllmGradeReranker(GradeReranker):
 
     def _ensure_loaded(self) -> tuple[TransformersBackend, PromptBuilder]:
         if self._backend is None or self._builder is None:
-            from presentation_dependence.models.embedded import resolve_model
             from presentation_dependence.readout.vllm_backend import VllmBackend
 
             o = self.options

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.metrics.decisions import (
     mean_pairwise_jaccard,
     retained_set,
@@ -44,7 +45,6 @@ from presentation_dependence.metrics.order import (
 )
 from presentation_dependence.metrics.ranking import ndcg_at_k, ndcg_per_presentation
 from presentation_dependence.metrics.stats import mean_with_ci, named_rng
-from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.robustness.store import NULL
 
 __all__ = ["analyse", "query_metrics"]

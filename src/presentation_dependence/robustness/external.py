@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.config import ExperimentConfig
+from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import InputFormatError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
@@ -36,7 +37,6 @@ from presentation_dependence.presentations import PresentationScores
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.analysis import analyse
-from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.robustness.runner import PSI_DIR
 from presentation_dependence.robustness.store import (
     NULL,

@@ -12,56 +12,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from presentation_dependence.config import EvalConfig
-from presentation_dependence.config.build import build_dataclass
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.trec import read_qrels, read_run
-from presentation_dependence.metrics.measures import evaluate_measures
+from presentation_dependence.metrics.measures import evaluate_run
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.records import Qrels, Run
 from presentation_dependence.runners.run_folder import METRICS, RunFolder
 
 __all__ = ["EvalManager", "evaluate_files", "evaluate_run", "format_trec_eval"]
 
 log = logging.getLogger(__name__)
-
-
-def evaluate_run(run: Run, qrels: Qrels, eval_cfg: EvalConfig) -> dict[str, Any]:
-    """Per-query values and the mean over judged queries, keyed by the configured names.
-
-    ``measures`` maps each name to its ir_measures form (``mrr@10`` -> ``RR@10``); see
-    :mod:`presentation_dependence.metrics.measures` for the providers and the tie order.
-    Judged queries the run does not have are not evaluated (as trec_eval) and are warned about.
-    """
-    measures = eval_cfg.resolved_measures()
-    per_query = evaluate_measures(run, qrels, measures)
-    judged = list(per_query)
-    in_run = set(run.qids())
-    not_in_run = [q for q in qrels.judgements if q not in in_run]
-    if not_in_run:
-        log.warning(
-            "%d of %d judged queries are not in the run and are not evaluated (as trec_eval), "
-            "e.g. %s",
-            len(not_in_run),
-            len(qrels.judgements),
-            ", ".join(repr(q) for q in not_in_run[:3]),
-        )
-    mean = {
-        n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
-        for n in measures
-    }
-    return {
-        "measures": {n: str(m) for n, m in measures.items()},
-        "relevance_level": eval_cfg.relevance_level,
-        "num_queries": len(judged),
-        "mean": mean,
-        "per_query": per_query,
-        "unjudged_queries": [q for q in run.qids() if q not in per_query],
-        "judged_queries_not_in_run": len(not_in_run),
-    }
 
 
 class EvalManager:

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import yaml
 
-from presentation_dependence.config import ExperimentConfig
+from presentation_dependence.config.experiment import ExperimentConfig, config_from_raw
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.lock import file_lock
@@ -74,8 +74,6 @@ def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
     A folder written before an option existed has no line for it; it still matches when the
     option's default is what ``cfg`` uses, so adding options does not orphan run folders.
     """
-    from presentation_dependence.config.experiment import config_from_raw
-
     try:
         raw = yaml.safe_load(old_yaml) or {}
         return bool(config_from_raw(raw, cfg.id) == cfg)

@@ -45,13 +45,14 @@ The judgement calls
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 
 __all__ = [
     "CALIBRATION_KINDS",
@@ -65,20 +66,16 @@ CALIBRATION_KINDS = ("identity", "cdf", "affine")
 GRADE_MAX = 3.0
 
 
-def _help(default: Any, text: str) -> Any:
-    return field(default=default, metadata={"help": text})
-
-
 @dataclass(frozen=True)
 class CalibrationConfig:
     """The ``silver.calibration`` block: which map, and its parameters (docstring above)."""
 
-    kind: Literal["identity", "cdf", "affine"] = _help(
+    kind: Literal["identity", "cdf", "affine"] = opt(
         "identity", "identity (teacher already on 0..3) | cdf (3·F_train(s)) | affine"
     )
-    quantiles: int = _help(101, "cdf: stored quantile points (101 = every percentile)")
-    lo_percentile: float = _help(5.0, "affine: the training percentile mapped to 0")
-    hi_percentile: float = _help(95.0, "affine: the training percentile mapped to 3")
+    quantiles: int = opt(101, "cdf: stored quantile points (101 = every percentile)")
+    lo_percentile: float = opt(5.0, "affine: the training percentile mapped to 0")
+    hi_percentile: float = opt(95.0, "affine: the training percentile mapped to 3")
 
     def __post_init__(self) -> None:
         if self.kind not in CALIBRATION_KINDS:

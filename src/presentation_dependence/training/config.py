@@ -1,7 +1,8 @@
 """Training configs: one YAML per student, ``configs/self-distill/<variant>.yaml``, loaded strictly.
 
-Unknown keys are errors with a did-you-mean (the same :func:`build_dataclass` as the experiment
-configs) and ``--override block.key=value`` assignments apply first (values parsed as YAML).
+Loaded by the one config loader (:mod:`presentation_dependence.config.loader`): unknown keys
+are errors with a did-you-mean, and the environment (``PRESDEP_TRAINING__BLOCK__KEY=value``)
+then ``--override block.key=value`` apply on top (values parsed as YAML).
 ``docs/TRAINING.md`` documents every block; :data:`VARIANTS` is the table of the four variants.
 
 A variant fixes the *shape* of the training signal and the config must agree with it, so a
@@ -32,10 +33,12 @@ from typing import Any, Literal
 
 import yaml
 
-from presentation_dependence.config.build import build_dataclass, to_plain
 from presentation_dependence.config.data_config import DataConfig
-from presentation_dependence.config.experiment import RerankerConfig, apply_overrides
-from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass, opt, to_plain
+from presentation_dependence.rerankers import RERANKERS, RerankerConfig
+from presentation_dependence.rerankers.base import reranker_block
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.calibration import CalibrationConfig
 
@@ -50,7 +53,6 @@ __all__ = [
     "SplitsConfig",
     "TrainingConfig",
     "load_training_config",
-    "reranker_block",
 ]
 
 Variant = Literal["single_order", "order_averaged", "perm_aug", "oc_sft", "debias_first"]
@@ -63,22 +65,6 @@ VARIANTS: dict[str, str] = {
     "inverse slot propensity of the off-the-shelf scorer (DebiasFirst, arXiv 2604.03642)",
 }
 EMBEDDED = "embedded:smollm2-135m-instruct"
-
-
-def _help(default: Any, text: str) -> Any:
-    return field(default=default, metadata={"help": text})
-
-
-def reranker_block(raw: Any, key: str) -> dict[str, Any]:
-    """Validate a reranker block; return it as a plain dict with every default filled in."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{key}: expected a reranker block (a mapping), got {raw!r}")
-    if "reranker_class" not in raw:
-        raise ConfigError(f"{key}: the reranker block needs reranker_class (e.g. GradeReranker)")
-    try:
-        return RerankerConfig.from_raw(raw).to_plain()
-    except (RegistryError, ConfigError) as e:
-        raise ConfigError(f"{key}: {e}") from None
 
 
 def _default_grade_block() -> dict[str, Any]:
@@ -98,14 +84,14 @@ def _positive(name: str, value: Any, *, minimum: float = 1, allow_none: bool = F
 class SilverConfig:
     """Where the silver labels are and how they are made (``scripts/train/make_silver.py``)."""
 
-    path: str = _help("runs/self-distill/silver/silver.jsonl", "the silver JSONL file")
+    path: str = opt("runs/self-distill/silver/silver.jsonl", "the silver JSONL file")
     teacher: dict[str, Any] = field(
         default_factory=_default_grade_block,
         metadata={"help": "the teacher: any registered reranker block"},
     )
-    num_orders: int = _help(10, "T presentations per query scored by the teacher (seeded)")
-    seed: int = _help(0, "orders = default_rng([seed, crc32(qid)]) permutations, as BSC draws")
-    include_given_order: bool = _help(False, "make the first teacher order the given order")
+    num_orders: int = opt(10, "T presentations per query scored by the teacher (seeded)")
+    seed: int = opt(0, "orders = default_rng([seed, crc32(qid)]) permutations, as BSC draws")
+    include_given_order: bool = opt(False, "make the first teacher order the given order")
     data: list[DataConfig] = field(
         default_factory=list, metadata={"help": "the training queries: a list of data blocks"}
     )
@@ -127,30 +113,30 @@ class SilverConfig:
 class OptimOptions:
     """The ``train`` block: optimisation."""
 
-    learning_rate: float = _help(2e-4, "AdamW learning rate of the LoRA parameters")
-    epochs: int = _help(1, "passes over the training queries (fresh shuffled views each)")
-    max_steps: int | None = _help(None, "stop after this many optimizer steps (overrides epochs)")
-    batch_size: int = _help(1, "queries per device per step (each with its views)")
-    grad_accum: int = _help(1, "gradient accumulation steps")
-    warmup_steps: int = _help(0, "linear warmup steps")
-    lr_scheduler: str = _help("linear", "transformers scheduler name: linear, constant, cosine")
-    weight_decay: float = _help(0.0, "AdamW weight decay")
-    max_grad_norm: float = _help(1.0, "gradient clipping")
-    optim: str = _help("adamw_torch", "transformers optimizer name")
-    logging_steps: int = _help(1, "log the loss and its parts every this many steps")
-    save_steps: int = _help(
+    learning_rate: float = opt(2e-4, "AdamW learning rate of the LoRA parameters")
+    epochs: int = opt(1, "passes over the training queries (fresh shuffled views each)")
+    max_steps: int | None = opt(None, "stop after this many optimizer steps (overrides epochs)")
+    batch_size: int = opt(1, "queries per device per step (each with its views)")
+    grad_accum: int = opt(1, "gradient accumulation steps")
+    warmup_steps: int = opt(0, "linear warmup steps")
+    lr_scheduler: str = opt("linear", "transformers scheduler name: linear, constant, cosine")
+    weight_decay: float = opt(0.0, "AdamW weight decay")
+    max_grad_norm: float = opt(1.0, "gradient clipping")
+    optim: str = opt("adamw_torch", "transformers optimizer name")
+    logging_steps: int = opt(1, "log the loss and its parts every this many steps")
+    save_steps: int = opt(
         50, "write a resumable checkpoint to <output_dir>/checkpoints/ every this many steps"
     )
-    save_total_limit: int = _help(2, "keep this many complete checkpoints (the newest)")
-    keep_snapshots: bool = _help(
+    save_total_limit: int = opt(2, "keep this many complete checkpoints (the newest)")
+    keep_snapshots: bool = opt(
         False,
         "also copy the adapter of every checkpoint to <output_dir>/snapshots/step-<N>/ and keep "
         "them after training (learning curves: training/curve.py)",
     )
-    gradient_checkpointing: bool | None = _help(
+    gradient_checkpointing: bool | None = opt(
         None, "null = on for GPU, off on CPU (there it costs ~35% time for memory not needed)"
     )
-    num_threads: int | None = _help(None, "torch.set_num_threads; null = leave")
+    num_threads: int | None = opt(None, "torch.set_num_threads; null = leave")
 
     def __post_init__(self) -> None:
         if not self.learning_rate > 0:
@@ -173,9 +159,9 @@ class OptimOptions:
 class LoraOptions:
     """The ``lora`` block (peft ``LoraConfig``)."""
 
-    r: int = _help(8, "LoRA rank")
-    alpha: int = _help(16, "LoRA alpha (scaling alpha / r)")
-    dropout: float = _help(
+    r: int = opt(8, "LoRA rank")
+    alpha: int = opt(16, "LoRA alpha (scaling alpha / r)")
+    dropout: float = opt(
         0.0, "dropout on the LoRA branch while training (0: the consistency term sees order only)"
     )
     target_modules: list[str] = field(
@@ -196,13 +182,13 @@ class LoraOptions:
 class LossOptions:
     """The ``loss`` block: the fit term and an optional listwise ranking term."""
 
-    fit: Literal["mse", "ce"] = _help(
+    fit: Literal["mse", "ce"] = opt(
         "mse",
         "mse: squared error of E[g] to the label; ce: cross-entropy of P(g) against the label's "
         "two-point grade distribution (no vanishing gradient once P(g) is peaked)",
     )
-    rank_weight: float = _help(0.0, "weight of the ListNet term over a query's candidates")
-    rank_temperature: float = _help(1.0, "ListNet temperature τ (on the 0–3 scale)")
+    rank_weight: float = opt(0.0, "weight of the ListNet term over a query's candidates")
+    rank_temperature: float = opt(1.0, "ListNet temperature τ (on the 0–3 scale)")
 
     def __post_init__(self) -> None:
         if self.rank_weight < 0:
@@ -215,13 +201,13 @@ class LossOptions:
 class PropensityOptions:
     """The ``propensity`` block of ``debias_first``: where the slot propensities come from."""
 
-    psi_dir: str = _help(
+    psi_dir: str = opt(
         "",
         "a PSI run folder of the off-the-shelf scorer (its psi/grade_distributions.npz) on "
         "non-test queries; the propensity of slot j is its mean score over shuffled "
         "presentations divided by the mean over all slots",
     )
-    clip: float = _help(5.0, "inverse-propensity weights are clipped to [1/clip, clip]")
+    clip: float = opt(5.0, "inverse-propensity weights are clipped to [1/clip, clip]")
 
     def __post_init__(self) -> None:
         if not self.clip >= 1:
@@ -247,13 +233,13 @@ class SelectionOptions:
     lambdas: list[float] = field(
         default_factory=lambda: [0.3, 1.0, 3.0], metadata={"help": "the λ grid (each > 0)"}
     )
-    criterion: Literal["ndcg_mean", "tau_psi"] = _help(
+    criterion: Literal["ndcg_mean", "tau_psi"] = opt(
         "ndcg_mean",
         "ndcg_mean: highest mean nDCG@k over shuffled presentations; tau_psi: lowest τ-PSI",
     )
-    num_presentations: int = _help(5, "M shuffled presentations per held-out query")
-    seed: int = _help(0, "seed of the held-out presentations")
-    ndcg_k: int = _help(10, "nDCG cutoff")
+    num_presentations: int = opt(5, "M shuffled presentations per held-out query")
+    seed: int = opt(0, "seed of the held-out presentations")
+    ndcg_k: int = opt(10, "nDCG cutoff")
 
     def __post_init__(self) -> None:
         if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
@@ -270,13 +256,11 @@ class SelectionOptions:
 class TrainingConfig:
     """One student: variant, labels, views, loss weight, optimisation, LoRA, splits."""
 
-    id: str = _help("", "the config file's stem (set automatically)")
-    description: str = _help("", "one line")
-    variant: Variant = field(
-        default="oc_sft", metadata={"help": "single_order | order_averaged | perm_aug | oc_sft"}
-    )
-    seed: int = _help(0, "seed of the views, the LoRA init and the data order")
-    output_dir: str = _help("", "checkpoint folder; empty = runs/self-distill/<id>")
+    id: str = opt("", "the config file's stem (set automatically)")
+    description: str = opt("", "one line")
+    variant: Variant = opt("oc_sft", "single_order | order_averaged | perm_aug | oc_sft")
+    seed: int = opt(0, "seed of the views, the LoRA init and the data order")
+    output_dir: str = opt("", "checkpoint folder; empty = runs/self-distill/<id>")
     student: dict[str, Any] = field(
         default_factory=_default_grade_block,
         metadata={
@@ -287,20 +271,18 @@ class TrainingConfig:
     silver: SilverConfig = field(
         default_factory=SilverConfig, metadata={"help": "the silver labels"}
     )
-    teacher_orders: int = _help(1, "T: labels = mean of the silver's first T teacher orders")
-    views: int = _help(1, "presentations of each query per step")
-    view_orders: Literal["shuffle", "teacher", "balanced"] = field(
-        default="shuffle",
-        metadata={
-            "help": "shuffle: seeded random views per epoch; teacher: view 1 = the first "
-            "teacher order; balanced: V cyclic shifts (by n/V) of one seeded permutation, "
-            "so each candidate visits V evenly spaced slot regions"
-        },
+    teacher_orders: int = opt(1, "T: labels = mean of the silver's first T teacher orders")
+    views: int = opt(1, "presentations of each query per step")
+    view_orders: Literal["shuffle", "teacher", "balanced"] = opt(
+        "shuffle",
+        "shuffle: seeded random views per epoch; teacher: view 1 = the first "
+        "teacher order; balanced: V cyclic shifts (by n/V) of one seeded permutation, "
+        "so each candidate visits V evenly spaced slot regions",
     )
-    lambda_: float = _help(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
+    lambda_: float = opt(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
     train: OptimOptions = field(default_factory=OptimOptions, metadata={"help": "optimisation"})
     loss: LossOptions = field(default_factory=LossOptions, metadata={"help": "the loss terms"})
-    finetune: Literal["lora", "full"] = _help(
+    finetune: Literal["lora", "full"] = opt(
         "lora",
         "lora: train a LoRA adapter (the lora block); full: train every weight of the base "
         "model (saved as a model folder; keep the student dtype float32 for AdamW)",
@@ -375,8 +357,6 @@ class TrainingConfig:
 
     @property
     def student_class(self) -> type[GradeReranker]:
-        from presentation_dependence.rerankers import RERANKERS
-
         cls = RERANKERS.get(self.student["reranker_class"])
         assert isinstance(cls, type) and issubclass(cls, GradeReranker)
         return cls
@@ -404,20 +384,13 @@ def training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> Training
 
 
 def load_training_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainingConfig:
-    """Load ``path`` (safe YAML), apply ``--override`` assignments, validate strictly."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"training config not found: {path} (see configs/self-distill/)")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
-    raw = apply_overrides(raw, overrides, "--override")
-    if "id" in raw and raw["id"] != path.stem:
-        raise ConfigError(f"{path}: the config's id {raw['id']!r} differs from its file name")
-    try:
-        return training_config_from_raw(raw, path.stem)
-    except (ConfigError, RegistryError) as e:
-        raise ConfigError(f"{path}: {e}") from None
+    """Load ``path`` (safe YAML), apply environment then ``--override`` assignments, validate."""
+
+    def build(raw: dict[str, Any], stem: str) -> TrainingConfig:
+        if "id" in raw and raw["id"] != stem:
+            raise ConfigError(f"the config's id {raw['id']!r} differs from its file name")
+        return training_config_from_raw(raw, stem)
+
+    return load_config(
+        path, build, family="training", overrides=overrides, hint=" (see configs/self-distill/)"
+    )

@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.rerankers import build_reranker
+from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.lambda_select import evaluate_heldout, load_heldout

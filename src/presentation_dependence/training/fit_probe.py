@@ -32,6 +32,9 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.fixture import read_fixture
 from presentation_dependence.metrics.ranking import ndcg_at_k
@@ -215,23 +218,22 @@ def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
 
 def load_ladder(path: str | Path) -> dict[str, ProbeConfig]:
     """``{name: ProbeConfig}`` from a ladder YAML (``defaults`` + ``probes``), strictly."""
-    import yaml
 
-    from presentation_dependence.config.build import build_dataclass
-    from presentation_dependence.errors import ConfigError
+    def build(raw: dict[str, Any], stem: str) -> dict[str, ProbeConfig]:
+        if set(raw) - {"defaults", "probes"}:
+            raise ConfigError(f"expected the keys 'defaults' and 'probes', got {sorted(raw)}")
+        defaults = raw.get("defaults") or {}
+        out: dict[str, ProbeConfig] = {}
+        for name, block in (raw.get("probes") or {}).items():
+            try:
+                out[name] = build_dataclass(
+                    ProbeConfig, {**defaults, **(block or {}), "name": name}
+                )
+            except ConfigError as e:
+                raise ConfigError(f"probe {name!r}: {e}", key=f"probes.{name}") from None
+        return out
 
-    p = Path(path)
-    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    if not isinstance(raw, dict) or set(raw) - {"defaults", "probes"}:
-        raise ConfigError(f"{p}: expected the keys 'defaults' and 'probes', got {sorted(raw)}")
-    defaults = raw.get("defaults") or {}
-    out: dict[str, ProbeConfig] = {}
-    for name, block in (raw.get("probes") or {}).items():
-        try:
-            out[name] = build_dataclass(ProbeConfig, {**defaults, **(block or {}), "name": name})
-        except ConfigError as e:
-            raise ConfigError(f"{p}: probe {name!r}: {e}") from None
-    return out
+    return load_config(path, build, family="probes")
 
 
 def constant_mse(cfg: ProbeConfig, split: str = "train") -> float:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.config.data_config import DataConfig
-from presentation_dependence.config.experiment import RerankerConfig
+from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
@@ -36,9 +36,9 @@ from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.robustness.analysis import query_metrics
-from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split

@@ -22,6 +22,7 @@ from presentation_dependence.optional import import_optional
 from presentation_dependence.readout.backend import dtype_name, resolve_device, resolve_dtype
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.training.collate import grade_token_ids
 from presentation_dependence.training.config import LoraOptions
 
 __all__ = [
@@ -140,8 +141,6 @@ def load_student(
         max_prompt_tokens=budget,
         chat_template_kwargs=reranker_class.chat_template_kwargs,
     )
-    from presentation_dependence.training.collate import grade_token_ids
-
     student = Student(
         model=model,
         tokenizer=tokenizer,

@@ -51,15 +51,15 @@ from typing import Any
 
 import numpy as np
 
-from presentation_dependence.config.build import to_plain
-from presentation_dependence.config.experiment import RerankerConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import to_plain
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.presentations import draw_orders, score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers import Paradigm, Reranker, build_reranker
+from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.gold import GoldQrelsReranker
 from presentation_dependence.training.calibration import (
     IDENTITY,

@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 from presentation_dependence.seeding import rng_from
 
@@ -54,6 +57,23 @@ class Step:
     lane: str = "main"
 
 
+@dataclass(frozen=True)
+class PlanStep:
+    """One step of a plan file."""
+
+    name: str
+    argv: list[str]
+    done: str | None = None
+    lane: str = "main"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A plan file: ``steps: [{name, argv: [...], done, lane}]``."""
+
+    steps: list[PlanStep]
+
+
 def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
     """A study plan from YAML: ``steps: [{name, argv: [...], done, lane}]``, in order.
 
@@ -62,37 +82,23 @@ def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
     no-ops themselves); ``lane`` groups steps that one process runs in order, so two lanes
     can share the machine (``run_cpu_study.py --plan FILE --lane NAME``).
     """
-    import yaml
 
-    from presentation_dependence.errors import ConfigError
+    def build(raw: dict[str, Any], stem: str) -> list[Step]:
+        steps = build_dataclass(Plan, raw).steps
+        if not steps:
+            raise ConfigError("expected 'steps:' with a list of steps", key="steps")
+        names = [s.name for s in steps]
+        for i, s in enumerate(steps):
+            if not s.argv:
+                raise ConfigError(f"step {s.name!r} needs a non-empty argv", key=f"steps[{i}]")
+            if s.name in names[:i]:
+                raise ConfigError(f"step name {s.name!r} repeats", key=f"steps[{i}]")
+        return [
+            Step(s.name, [a.replace("{python}", python) for a in s.argv], s.done, lane=s.lane)
+            for s in steps
+        ]
 
-    p = Path(path)
-    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    items = raw.get("steps") if isinstance(raw, dict) else None
-    if not isinstance(items, list) or not items:
-        raise ConfigError(f"{p}: expected 'steps:' with a list of steps")
-    steps: list[Step] = []
-    seen: set[str] = set()
-    for i, item in enumerate(items, start=1):
-        if not isinstance(item, dict) or set(item) - {"name", "argv", "done", "lane"}:
-            raise ConfigError(
-                f"{p}: step {i} must be a mapping of name, argv, done, lane; got {item!r}"
-            )
-        name, argv = item.get("name"), item.get("argv")
-        if not isinstance(name, str) or not isinstance(argv, list) or not argv:
-            raise ConfigError(f"{p}: step {i} needs a name and a non-empty argv list")
-        if name in seen:
-            raise ConfigError(f"{p}: step name {name!r} repeats")
-        seen.add(name)
-        steps.append(
-            Step(
-                name,
-                [str(a).replace("{python}", python) for a in argv],
-                None if item.get("done") is None else str(item["done"]),
-                lane=str(item.get("lane", "main")),
-            )
-        )
-    return steps
+    return load_config(path, build, family="plan")
 
 
 def study_plan(

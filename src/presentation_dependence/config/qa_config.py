@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import opt
 
 __all__ = ["QAConfig"]
 
@@ -14,33 +15,25 @@ __all__ = ["QAConfig"]
 class QAConfig:
     """Retain paragraphs by the reranker's scores, then read them with a frozen reader."""
 
-    reader: str = field(
-        default="embedded-smollm2",
-        metadata={
-            "help": "Reader config: a name under configs/reader/ (<name>.yaml) or a YAML path"
-        },
+    reader: str = opt(
+        "embedded-smollm2",
+        "Reader config: a name under configs/reader/ (<name>.yaml) or a YAML path",
     )
-    retain_top_k: int | None = field(
-        default=2,
-        metadata={"help": "Retain the top-k paragraphs by score (null: use retain_threshold)"},
+    retain_top_k: int | None = opt(
+        2, "Retain the top-k paragraphs by score (null: use retain_threshold)"
     )
-    retain_threshold: float | None = field(
-        default=None,
-        metadata={"help": "Retain paragraphs scoring >= this (null: use retain_top_k)"},
+    retain_threshold: float | None = opt(
+        None, "Retain paragraphs scoring >= this (null: use retain_top_k)"
     )
-    reader_order: Literal["first_stage", "rank"] = field(
-        default="first_stage",
-        metadata={
-            "help": "Order of the retained paragraphs in the reader prompt: first_stage (the "
-            "answer depends on the retained set only) or rank (score order)"
-        },
+    reader_order: Literal["first_stage", "rank"] = opt(
+        "first_stage",
+        "Order of the retained paragraphs in the reader prompt: first_stage (the "
+        "answer depends on the retained set only) or rank (score order)",
     )
-    cache_answers: bool = field(
-        default=True,
-        metadata={
-            "help": "Reuse the answer of an identical reader prompt (same sha256) within a run; "
-            "false reads every time (reader nondeterminism then enters the null)"
-        },
+    cache_answers: bool = opt(
+        True,
+        "Reuse the answer of an identical reader prompt (same sha256) within a run; "
+        "false reads every time (reader nondeterminism then enters the null)",
     )
 
     def __post_init__(self) -> None:

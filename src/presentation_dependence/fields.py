@@ -1,4 +1,9 @@
-"""Strict construction of config dataclasses from plain dicts (YAML)."""
+"""Config dataclass fields: ``opt(default, help)``, strict construction from plain dicts (YAML).
+
+Every config block of every family (experiment, training, judge, reader, reproduction) and
+every reranker's options are frozen dataclasses built by :func:`build_dataclass`, so unknown
+keys and ill-typed values fail the same way everywhere; :func:`opt` is the one field helper.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import field
 from typing import Any, TypeVar
 
 from presentation_dependence.errors import ConfigError
@@ -13,7 +19,12 @@ from presentation_dependence.registry import did_you_mean
 
 T = TypeVar("T")
 
-__all__ = ["build_dataclass", "check_type", "to_plain"]
+__all__ = ["build_dataclass", "check_type", "opt", "to_plain"]
+
+
+def opt(default: Any, help_: str) -> Any:
+    """A dataclass field with a default and the ``help`` text the schema docs show."""
+    return field(default=default, metadata={"help": help_})
 
 
 def _type_name(tp: Any) -> str:
@@ -35,48 +46,51 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
                 return check_type(value, arg, key)
             except ConfigError:
                 continue
-        raise ConfigError(f"{key}: {value!r} is not a valid {_type_name(tp)}")
+        raise ConfigError(f"{key}: {value!r} is not a valid {_type_name(tp)}", key=key)
     if tp is type(None):
         if value is None:
             return None
-        raise ConfigError(f"{key}: expected null, got {value!r}")
+        raise ConfigError(f"{key}: expected null, got {value!r}", key=key)
     if origin is typing.Literal:
         if value in typing.get_args(tp):
             return value
         choices = [str(a) for a in typing.get_args(tp)]
         raise ConfigError(
-            f"{key}: {value!r} is not one of {', '.join(choices)}.{did_you_mean(str(value), choices)}"
+            f"{key}: {value!r} is not one of {', '.join(choices)}.{did_you_mean(str(value), choices)}",
+            key=key,
         )
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{key}: expected a list, got {value!r}")
+            raise ConfigError(f"{key}: expected a list, got {value!r}", key=key)
         args = typing.get_args(tp)
         item_tp = args[0] if args else Any
         items = [check_type(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}", key=key)
         return dict(value)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected a number, got {value!r}")
+            raise ConfigError(f"{key}: expected a number, got {value!r}", key=key)
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+            raise ConfigError(f"{key}: expected an integer, got {value!r}", key=key)
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+            raise ConfigError(f"{key}: expected true or false, got {value!r}", key=key)
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
+            raise ConfigError(f"{key}: expected a string, got {value!r}", key=key)
         return value
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: expected a mapping of {tp.__name__} fields, got {value!r}")
+            raise ConfigError(
+                f"{key}: expected a mapping of {tp.__name__} fields, got {value!r}", key=key
+            )
         return build_dataclass(tp, value, key)
     return value
 
@@ -94,13 +108,17 @@ def build_dataclass(cls: type[T], raw: Mapping[str, Any], prefix: str = "") -> T
         if k not in fields:
             raise ConfigError(
                 f"unknown config key {key!r}.{did_you_mean(str(k), list(fields))} "
-                f"Valid keys{' of ' + prefix if prefix else ''}: {', '.join(fields)}"
+                f"Valid keys{' of ' + prefix if prefix else ''}: {', '.join(fields)}",
+                key=key,
             )
         kwargs[k] = check_type(v, hints[k], key)
     try:
         return cls(**kwargs)
     except TypeError as e:  # a required field is missing
-        raise ConfigError(f"{prefix or 'config'}: {e}") from None
+        raise ConfigError(f"{prefix or 'config'}: {e}", key=prefix or None) from None
+    except ConfigError as e:  # a check of the block's __post_init__: point at the block
+        e.key = e.key or prefix or None
+        raise
 
 
 def to_plain(obj: Any) -> Any:

@@ -1,0 +1,157 @@
+"""The one YAML loader of every config family: experiments, training, judge tasks, readers, ...
+
+Precedence: the tracked YAML < the environment < the command line (``--override
+block.key=value``); values from the environment and the command line are parsed as YAML.
+The environment variables of a family start with its prefix (:func:`env_prefix`): experiments
+read ``PRESDEP__BLOCK__KEY=value``, the other families ``PRESDEP_<FAMILY>__BLOCK__KEY=value``
+(``PRESDEP_TRAINING__LORA__R=8``), so one family's variables never reach another's configs.
+
+The file is read with ``yaml.safe_load``; errors name the file and, when the fault is a key
+of the file (an unknown key, a bad value, an unregistered name), its line.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from presentation_dependence.errors import ConfigError, RegistryError
+
+__all__ = [
+    "ENV_PREFIX",
+    "apply_overrides",
+    "env_overrides",
+    "env_prefix",
+    "key_line",
+    "load_config",
+    "read_yaml_mapping",
+]
+
+T = TypeVar("T")
+ENV_PREFIX = "PRESDEP__"  # the experiment configs'
+
+
+def env_prefix(family: str) -> str:
+    """``experiment`` -> ``PRESDEP__``; ``training`` -> ``PRESDEP_TRAINING__``."""
+    if family == "experiment":
+        return ENV_PREFIX
+    return f"PRESDEP_{re.sub(r'[^A-Za-z0-9]', '_', family).upper()}__"
+
+
+def read_yaml_mapping(path: Path, text: str | None = None) -> dict[str, Any]:
+    """``path`` parsed with ``yaml.safe_load``: a mapping (empty file: ``{}``), or ConfigError."""
+    text = path.read_text(encoding="utf-8") if text is None else text
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(e, 'problem', None) or e}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    return raw
+
+
+def key_line(text: str, key: str | None) -> int | None:
+    """The 1-based line of the dotted ``key`` (``data.top_k``, ``steps[2].argv``) in ``text``."""
+    if not key:
+        return None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", key):
+        if isinstance(node, yaml.MappingNode):
+            hit = [(k, v) for k, v in node.value if k.value == part]
+            if not hit:
+                return None
+            line, node = hit[0][0].start_mark.line + 1, hit[0][1]
+        elif isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            i = int(part[1:-1])
+            if i >= len(node.value):
+                return None
+            node = node.value[i]
+            line = node.start_mark.line + 1
+        else:
+            return None
+    return line
+
+
+def _parse_assignment(text: str, source: str) -> tuple[list[str], Any]:
+    if "=" not in text:
+        raise ConfigError(f"{source}: {text!r} is not KEY=VALUE (for example data.top_k=20)")
+    key, _, value = text.partition("=")
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"{source}: bad key {key!r} in {text!r}")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{source}: value of {key!r} is not valid YAML: {e}") from None
+    return key.split("."), parsed
+
+
+def apply_overrides(raw: dict[str, Any], assignments: Sequence[str], source: str) -> dict[str, Any]:
+    """Return a copy of ``raw`` with dotted ``key=value`` assignments applied."""
+    out: dict[str, Any] = copy.deepcopy(raw)
+    for text in assignments:
+        path, value = _parse_assignment(text, source)
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"{source}: {'.'.join(path)}: {part!r} is not a block")
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def env_overrides(environ: Mapping[str, str] | None = None, prefix: str = ENV_PREFIX) -> list[str]:
+    """``PRESDEP__DATA__TOP_K=20`` -> ``["data.top_k=20"]`` (keys lower-cased), sorted by key."""
+    env = os.environ if environ is None else environ
+    out = []
+    for name in sorted(env):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            key = ".".join(p.lower() for p in name[len(prefix) :].split("__"))
+            out.append(f"{key}={env[name]}")
+    return out
+
+
+def load_config(
+    path: str | Path,
+    build: Callable[[dict[str, Any], str], T],
+    *,
+    family: str,
+    overrides: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    hint: str = "",
+) -> T:
+    """Read ``path``, apply the family's environment then ``overrides``, ``build(raw, stem)``.
+
+    ``build`` validates strictly (:func:`~presentation_dependence.fields.build_dataclass`);
+    its ConfigError or RegistryError comes back prefixed with the file and the key's line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{family} config not found: {path}{hint}")
+    text = path.read_text(encoding="utf-8")
+    raw = read_yaml_mapping(path, text)
+    raw = apply_overrides(raw, env_overrides(environ, env_prefix(family)), "environment")
+    raw = apply_overrides(raw, overrides, "--override")
+    try:
+        return build(raw, path.stem)
+    except (ConfigError, RegistryError) as e:
+        line = key_line(text, e.key)
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise ConfigError(f"{where}: {e}", key=e.key) from None

@@ -1,0 +1,1 @@
+"""Presentation robustness: PSI over M presentations (``presdep psi``)."""

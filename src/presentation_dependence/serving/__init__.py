@@ -1,1 +1,0 @@
-"""Serving helpers: a loopback OpenAI-compatible chat server (tests, demos, the contract suite)."""
