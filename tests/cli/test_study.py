@@ -105,6 +105,14 @@ def test_table_matches_the_script_and_splices_the_doc(
     assert load_script("scripts/train/study_table.py").main([str(psi_runs)]) == 0
     assert capsys.readouterr().out == want  # without --out or --doc: printed
     assert main(["study", "table", str(tmp_path)]) == 2  # no finished run folder there
+    # --block: another marker block of the same doc; the study-table block is left alone
+    two = "<!-- study-table:start -->\nKEEP\n<!-- study-table:end -->\n"
+    doc.write_text(
+        two + "<!-- content-study-table:start -->\nOLD\n<!-- content-study-table:end -->\n"
+    )
+    args = ["study", "table", str(psi_runs), "--doc", str(doc), "--block", "content-study-table"]
+    assert main(args) == 0
+    assert "KEEP" in doc.read_text() and want in doc.read_text() and "OLD" not in doc.read_text()
 
 
 def test_judge_study_writes_the_same_folders_as_its_script(

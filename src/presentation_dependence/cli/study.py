@@ -71,8 +71,13 @@ def register(sub: Subparsers) -> None:
     t.add_argument("--timings", help="the study sequencer's steps.jsonl (wall time per step)")
     t.add_argument(
         "--doc",
-        help="also rewrite the <!-- study-table:start/end --> block of this document "
-        "(docs/TRAINING.md)",
+        help="also rewrite the <!-- BLOCK:start/end --> block of this document (docs/TRAINING.md)",
+    )
+    t.add_argument(
+        "--block",
+        default="study-table",
+        help="the marker block --doc rewrites (default study-table, §6 of docs/TRAINING.md; "
+        "the content study of §9 is content-study-table)",
     )
     c = command(
         actions, "curve", _cmd_curve, "learning curves of trained students on held-out queries"
@@ -167,8 +172,8 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
         atomic_write_text(args.out, table)
         log.info("wrote %s", args.out)
     if args.doc:
-        splice_file(args.doc, "study-table", table)
-        log.info("wrote the study-table block of %s", args.doc)
+        splice_file(args.doc, args.block, table)
+        log.info("wrote the %s block of %s", args.block, args.doc)
     if not args.out and not args.doc:
         sys.stdout.write(table)
     return EXIT_OK
