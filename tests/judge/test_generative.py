@@ -13,9 +13,9 @@ from presentation_dependence.judge.generative import (
     TransformersJudge,
     TransformersJudgeOptions,
 )
-from presentation_dependence.judge.noise import run_noise
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.records import write_records
+from presentation_dependence.judge.sweep import run_noise
 from tests.judge.conftest import make_items
 
 

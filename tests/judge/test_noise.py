@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from presentation_dependence.judge.noise import run_noise
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.scripted import ScriptedJudge, ScriptedJudgeOptions
+from presentation_dependence.judge.sweep import run_noise
 from tests.judge.conftest import make_items
 
 

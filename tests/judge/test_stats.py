@@ -8,10 +8,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from presentation_dependence.judge.compare import compare_runs, mcnemar_exact
-from presentation_dependence.judge.noise import compare_reruns
 from presentation_dependence.judge.records import JudgeRecord
-from presentation_dependence.judge.scoring import item_scores, summarise_records, wilson_interval
+from presentation_dependence.judge.scoring import (
+    compare_reruns,
+    compare_runs,
+    item_scores,
+    mcnemar_exact,
+    summarise_records,
+    wilson_interval,
+)
 
 
 def rec(

@@ -13,7 +13,7 @@ import yaml
 
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_study_doc
-from presentation_dependence.judge.generative import verdict_record
+from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRequest
 from presentation_dependence.judge.study import load_study, placement_flips
 from tests.judge.conftest import make_items

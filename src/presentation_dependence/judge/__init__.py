@@ -1,16 +1,17 @@
 """Response ranking and judge reliability (docs/JUDGE.md).
 
-* :mod:`.loaders`: response sets (gsm8k-model-solutions, rm-bench, llmbar, hh-rlhf-harmless,
-  generic JSONL; reward-bench-2 from the hub).
-* :mod:`.placement`: seeded placements and full sweeps, drawn from (seed, item id).
-* :mod:`.parser`: the strict ``[[A]]``.. verdict parser.
-* :mod:`.generative`: the N-way generative judge (transformers, greedy); :mod:`.readout`: the
-  verdict readout judge (one forward pass, P(verdict) over the N letters); :mod:`.scripted`: a
-  judge with known accuracy and noise.
-* :mod:`.scoring`, :mod:`.noise`, :mod:`.compare`, :mod:`.gate`, :mod:`.report`: the statistics,
-  rerun noise, paired tests, the noise-aware gate and the Markdown tables.
-* :mod:`.ranking`: response ranking with the expected-grade readout.
-* :mod:`.study`: the tables and figure of a study of several sets x judges (docs/JUDGE.md).
+One judgement, stage by stage; each module calls only those listed before it:
+
+1. items: :mod:`.records` (frozen records), :mod:`.loaders` (response sets);
+2. placements: :mod:`.placement` (seeded placements and full sweeps, drawn from (seed, item id));
+3. prompt and judge call: :mod:`.base` (interface, registry, identity), :mod:`.generative` (with
+   :mod:`.generation`), :mod:`.readout` (P(verdict) in one pass), :mod:`.scripted` (known noise);
+4. parse -> record: :mod:`.parser` (the strict ``[[A]]``.. parser and ``verdict_record``);
+5. the calls of a run: :mod:`.sweep` (the resumable sweep; the reruns of ``presdep noise``);
+6. score: :mod:`.scoring` (summary, paired tests, rerun-noise figures);
+7. report and gate: :mod:`.report`, :mod:`.gate`; on top :mod:`.runner` (``presdep judge | noise |
+   gate``). Beside the chain: :mod:`.ranking` (response ranking with the readout), the study
+   (:mod:`.study`, :mod:`.study_plan`, :mod:`.study_run`) and :mod:`.docs`.
 
 Importing the package registers the built-in judges (``transformers``, ``readout``,
 ``scripted``).

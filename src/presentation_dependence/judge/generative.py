@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
-from presentation_dependence.judge.parser import PARSER_RULES, parse_verdict, parser_version
+from presentation_dependence.judge.parser import PARSER_RULES, parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "JudgeTemplate",
     "TransformersJudge",
     "TransformersJudgeOptions",
-    "verdict_record",
 ]
 
 logger = logging.getLogger(__name__)
@@ -146,25 +145,6 @@ class TransformersJudgeOptions(JudgeOptions):
             raise ConfigError(
                 f"max_response_chars must be >= 1 or null, got {self.max_response_chars}"
             )
-
-
-def verdict_record(req: JudgeRequest, text: str, rule: str, **kw: Any) -> JudgeRecord:
-    """Parse ``text`` as the judgement of ``req`` and build its record."""
-    res = parse_verdict(text, req.n, rule)
-    return JudgeRecord(
-        item_id=req.item.item_id,
-        source=req.item.source,
-        subset=req.item.subset,
-        n=req.n,
-        placement=req.placement,
-        correct_slot=req.correct_slot,
-        repeat=req.repeat,
-        judgement=text,
-        verdict=res.letter,
-        verdict_slot=res.slot,
-        parse_status=res.status,
-        **kw,
-    )
 
 
 @JUDGES.register("transformers")

@@ -1,4 +1,5 @@
-"""The strict verdict parser of the N-way judge.
+"""The parse stage of the N-way judge: the strict verdict parser, and the record it yields
+(:func:`verdict_record`, what every judge returns per call).
 
 A *marker* is any ``[[X]]`` where X is one letter, upper or lower case, with optional spaces
 inside the brackets (``[[ b ]]`` is a marker). A marker is *valid* when it is exactly
@@ -24,11 +25,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 
-__all__ = ["PARSER_RULES", "PARSE_OK", "ParseResult", "parse_verdict", "parser_version"]
+__all__ = [
+    "PARSER_RULES",
+    "PARSE_OK",
+    "ParseResult",
+    "parse_verdict",
+    "parser_version",
+    "verdict_record",
+]
 
 ParserRule = Literal["strict", "last"]
 PARSER_RULES: tuple[str, ...] = ("strict", "last")
@@ -82,3 +91,22 @@ def parse_verdict(text: str, n: int, rule: str = "strict") -> ParseResult:
     if slot is None:
         return ParseResult("invalid_marker", None, None, count)
     return ParseResult(PARSE_OK, slot, chr(ord("A") + slot), count)
+
+
+def verdict_record(req: JudgeRequest, text: str, rule: str, **kw: Any) -> JudgeRecord:
+    """Parse ``text`` as the judgement of ``req`` and build its record."""
+    res = parse_verdict(text, req.n, rule)
+    return JudgeRecord(
+        item_id=req.item.item_id,
+        source=req.item.source,
+        subset=req.item.subset,
+        n=req.n,
+        placement=req.placement,
+        correct_slot=req.correct_slot,
+        repeat=req.repeat,
+        judgement=text,
+        verdict=res.letter,
+        verdict_slot=res.slot,
+        parse_status=res.status,
+        **kw,
+    )

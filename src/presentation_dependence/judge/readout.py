@@ -43,7 +43,8 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
-from presentation_dependence.judge.generative import JUDGE_TEMPLATES, verdict_record
+from presentation_dependence.judge.generative import JUDGE_TEMPLATES
+from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
 from presentation_dependence.seeding import rng_from

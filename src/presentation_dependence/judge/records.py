@@ -15,7 +15,7 @@ JSONL files are written atomically (:func:`write_records`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,16 +235,4 @@ def read_records(path: str | Path) -> list[JudgeRecord]:
                 f"{type(e).__name__}: {e}",
                 "rewrite the file, or delete it if it is a cache",
             ) from None
-    return out
-
-
-def index_records(
-    records: Sequence[JudgeRecord],
-) -> dict[tuple[str, tuple[int, ...], int], JudgeRecord]:
-    """Records by (item_id, placement, repeat); duplicates are an error."""
-    out: dict[tuple[str, tuple[int, ...], int], JudgeRecord] = {}
-    for r in records:
-        if r.key in out:
-            raise ValueError(f"duplicate judge record {r.key}")
-        out[r.key] = r
     return out

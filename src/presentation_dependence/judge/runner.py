@@ -6,15 +6,18 @@ Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``):
 description), and per command:
 
 * ``judge``: ``records_parts/`` (the sweep written part by part: the resume unit,
-  :mod:`~presentation_dependence.judge.resume`), ``records.jsonl`` (one :class:`JudgeRecord`
+  :func:`~presentation_dependence.judge.sweep.judge_in_parts`), ``records.jsonl`` (one :class:`JudgeRecord`
   per call), ``summary.json``, ``report.md``;
   for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
 * ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
   run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
 * ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
 
-An ``--out`` folder holding results of a different config is refused; rerunning ``judge`` with
-the same config into the same folder resumes the sweep.
+An ``--out`` folder holding results of a different config is refused
+(:func:`freeze_judge_config`); rerunning ``judge`` with the same config into the same folder
+resumes the sweep.
+
+Each task reads top to bottom through the stages listed in :mod:`presentation_dependence.judge`.
 """
 
 from __future__ import annotations
@@ -27,19 +30,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import yaml
 
-from presentation_dependence.errors import PresdepError
+from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.base import Judge, build_judge
-from presentation_dependence.judge.compare import compare_runs
-from presentation_dependence.judge.config import JudgeTaskConfig
+from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
 from presentation_dependence.judge.gate import GateVerdict, run_gate
 from presentation_dependence.judge.loaders import load_response_set
-from presentation_dependence.judge.noise import run_noise
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.ranking import rank_responses
 from presentation_dependence.judge.records import (
+    JudgeRecord,
     JudgeRequest,
     ResponseItem,
     read_records,
@@ -52,8 +54,8 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.resume import PARTS_DIR, freeze_judge_config, judge_in_parts
-from presentation_dependence.judge.scoring import summarise_records
+from presentation_dependence.judge.scoring import summarise_noise, summarise_records
+from presentation_dependence.judge.sweep import PARTS_DIR, judge_in_parts, run_noise
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.secrets import redact, redact_obj
@@ -61,6 +63,7 @@ from presentation_dependence.seeding import named_rng
 
 __all__ = [
     "default_out_dir",
+    "freeze_judge_config",
     "judge_requests",
     "run_gate_task",
     "run_judge_task",
@@ -71,33 +74,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def default_out_dir(cfg: JudgeTaskConfig) -> Path:
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path(cfg.output_root) / cfg.id / stamp
-
-
-def write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(jsonable(obj), indent=2, ensure_ascii=False) + "\n")
-
-
-def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
-    freeze_judge_config(cfg, out)
-    prov = collect_provenance(
-        argv=argv,
-        seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
-        extra={"judge": judge.describe()},
-    )
-    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
-
-
 def judge_requests(cfg: JudgeTaskConfig) -> tuple[list[ResponseItem], list[JudgeRequest]]:
     """The items (exactly one correct response each) and their placements, from the config."""
     items = load_response_set(replace(cfg.data, require_one_correct=True))
     return items, make_requests(items, cfg.placement.mode, cfg.placement_seed)
-
-
-def _judge(cfg: JudgeTaskConfig) -> Judge:
-    return build_judge(cfg.judge.judge_class, cfg.judge.options)
 
 
 def run_judge_task(
@@ -115,14 +95,7 @@ def run_judge_task(
     )
     records = judge_in_parts(judge, requests, out / PARTS_DIR)
     write_records(out / "records.jsonl", records)
-    summary = summarise_records(
-        records,
-        rng=named_rng(cfg.seed, "judge-summary"),
-        n_resamples=cfg.bootstrap_resamples,
-        confidence=cfg.confidence,
-    )
-    summary["identity"] = judge.identity().to_dict()
-    summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
+    summary = _summary(cfg, judge, records)
     write_json(out / "summary.json", summary)
     atomic_write_text(out / "report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
     log.info("wrote %s", out)
@@ -141,7 +114,6 @@ def run_noise_task(
     _, requests = judge_requests(cfg)
     judge = _judge(cfg)
     _start(cfg, out, argv, judge)
-    ref = read_records(reference) if reference is not None else None
     nc = cfg.noise
     result = run_noise(
         judge,
@@ -149,50 +121,26 @@ def run_noise_task(
         repeats=nc.repeats,
         batch_sizes=list(nc.batch_sizes),
         one_at_a_time=nc.one_at_a_time,
-        reference=ref,
+        reference=read_records(reference) if reference is not None else None,
         confidence=cfg.confidence,
     )
-    runs = []
     for cond, recs in result.runs.items():
         for r, rs in enumerate(recs):
             write_records(out / "noise" / cond.replace("=", "") / f"run{r}.jsonl", rs)
-            runs.append(
-                {
-                    "condition": cond,
-                    "run": r,
-                    "seconds": result.seconds[cond][r],
-                    "records": len(rs),
-                    "accuracy": float(np.mean([x.correct for x in rs])),
-                    "parse_failure_rate": float(np.mean([not x.parsed for x in rs])),
-                }
-            )
     first = next(iter(result.runs))
-    paired = []
-    for cond, recs in result.runs.items():
-        if cond != first:
-            c = compare_runs(
-                result.runs[first][0],
-                recs[0],
-                rng=named_rng(cfg.seed, f"noise-compare-{cond}"),
-                n_resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-            )
-            paired.append({"a": f"{first} run 0", "b": f"{cond} run 0", **c})
     noise = {
         "identity": judge.identity().to_dict(),
-        "runs": runs,
-        "comparisons": result.comparisons,
-        "paired_tests": paired,
+        **summarise_noise(
+            result.runs,
+            result.seconds,
+            result.comparisons,
+            seed=cfg.seed,
+            n_resamples=cfg.bootstrap_resamples,
+            confidence=cfg.confidence,
+        ),
     }
+    summary = _summary(cfg, judge, result.runs[first][0])
     write_json(out / "noise.json", noise)
-    summary = summarise_records(
-        result.runs[first][0],
-        rng=named_rng(cfg.seed, "judge-summary"),
-        n_resamples=cfg.bootstrap_resamples,
-        confidence=cfg.confidence,
-    )
-    summary["identity"] = noise["identity"]
-    summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
     write_json(out / "summary.json", summary)
     text = (
         f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
@@ -200,9 +148,9 @@ def run_noise_task(
         + "\n## Reruns\n\n"
         + noise_markdown(noise)
     )
-    if paired:
+    if noise["paired_tests"]:
         text += "\n## Paired tests\n\n" + "".join(
-            compare_markdown(p["a"], p["b"], p) for p in paired
+            compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"]
         )
     atomic_write_text(out / "noise.md", text)
     log.info("wrote %s", out)
@@ -266,3 +214,72 @@ def run_rank_task(
     )
     log.info("wrote %s", out)
     return summary
+
+
+def _judge(cfg: JudgeTaskConfig) -> Judge:
+    return build_judge(cfg.judge.judge_class, cfg.judge.options)
+
+
+def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord]) -> dict[str, Any]:
+    """``summary.json`` of one run: the record statistics, the judge and the placements."""
+    summary = summarise_records(
+        records,
+        rng=named_rng(cfg.seed, "judge-summary"),
+        n_resamples=cfg.bootstrap_resamples,
+        confidence=cfg.confidence,
+    )
+    summary["identity"] = judge.identity().to_dict()
+    summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
+    return summary
+
+
+def default_out_dir(cfg: JudgeTaskConfig) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path(cfg.output_root) / cfg.id / stamp
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+
+
+def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
+    freeze_judge_config(cfg, out)
+    prov = collect_provenance(
+        argv=argv,
+        seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
+        extra={"judge": judge.describe()},
+    )
+    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
+
+
+_NOT_RESULTS = frozenset({"resolved_config.yaml", "provenance.json"})
+
+
+def _same_config(old_yaml: str, cfg: JudgeTaskConfig) -> bool:
+    try:
+        return bool(config_from_raw(yaml.safe_load(old_yaml) or {}, cfg.id) == cfg)
+    except (PresdepError, yaml.YAMLError, TypeError, ValueError):
+        return False
+
+
+def _has_results(out: Path) -> bool:
+    return out.is_dir() and any(
+        p.is_file() and p.relative_to(out).as_posix() not in _NOT_RESULTS for p in out.rglob("*")
+    )
+
+
+def freeze_judge_config(cfg: JudgeTaskConfig, out: Path) -> None:
+    """Write ``out/resolved_config.yaml``; refuse a folder with results of another config."""
+    path = out / "resolved_config.yaml"
+    text = redact(cfg.to_yaml())
+    if path.exists():
+        old = path.read_text(encoding="utf-8")
+        if old == text or _same_config(old, cfg):
+            return
+        if _has_results(out):
+            raise ConfigError(
+                f"{path} was written by a different config, so the results in {out} cannot be "
+                "reused or overwritten. Fix: use another --out, or rerun with the same config"
+            )
+        log.warning("%s holds no results yet: replacing its config with this one", out)
+    atomic_write_text(path, text)

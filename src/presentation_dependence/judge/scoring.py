@@ -1,9 +1,12 @@
-"""Scores of a judge run: both parse-failure conventions, the parse-failure rate, accuracy by slot
-with Wilson intervals, and a bootstrap interval on the spread between the best and worst slot.
+"""The score stage of a judge run: everything computed from records; nothing is judged here.
 
-Units. A *record* is one judge call (item x placement x repeat). An *item's score* is the mean of
-its records' scores, so a full placement sweep averages over placements first; the run's score
-is the mean over items, with a percentile bootstrap interval over items
+Three parts: one run's summary (:func:`summarise_records`), the paired comparison of two runs
+or judges (:func:`compare_runs`), and rerun noise (:func:`compare_reruns`, which
+:func:`~presentation_dependence.judge.sweep.run_noise` calls; :func:`summarise_noise`).
+
+**Summary.** Units. A *record* is one judge call (item x placement x repeat). An *item's score*
+is the mean of its records' scores, so a full placement sweep averages over placements first;
+the run's score is the mean over items, with a percentile bootstrap interval over items
 (:func:`~presentation_dependence.metrics.stats.mean_with_ci`).
 
 Conventions. A parse failure scores 0 (``score_fail0``) or 1/N, the chance credit of an N-way
@@ -15,21 +18,56 @@ Slots. ``accuracy`` of slot s = correct records / records with the correct respo
 (``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; Wilson, JASA 22:209–212, 1927).
 The spread is max_s − min_s of those accuracies; its interval resamples *items* (each with all
 its records) with replacement, via :func:`~presentation_dependence.metrics.stats.bootstrap_ci`.
+
+**Paired comparisons.** :func:`mcnemar_exact`: the exact McNemar test on the discordant pairs.
+With b = units only A gets right and c = units only B gets right, under H0 b ~ Binomial(b + c,
+1/2), and the two-sided p is ``scipy.stats.binomtest(b, b + c, 0.5).pvalue`` (McNemar,
+Psychometrika 12:153–157, 1947; the exact form avoids the chi-square approximation at small
+b + c). No discordant unit: p = 1. :func:`compare_runs` aligns two record lists on (item,
+placement), runs McNemar on the per-record right/wrong verdicts and a paired bootstrap
+(:func:`~presentation_dependence.metrics.stats.paired_bootstrap`) on the per-*item* scores. With
+a placement sweep an item's records are not independent, so McNemar's p is then optimistic; the
+paired bootstrap resamples whole items and is the figure to read.
+
+**Rerun noise.** Per comparison of runs A and B over m records (:func:`compare_reruns`):
+
+* ``identical``: records whose response (text and token ids) is identical, share + Wilson interval;
+* ``flips``: records whose right/wrong verdict changed, share f + Wilson interval;
+* ``score_change``: Δ = mean over items of (score_B − score_A) (failure = 0) ± 1 SE, the SE
+  over items (sd/√n_items, ddof 1), since an item's placements are not independent;
+* ``noise_to_se``: √(f / (2 p̂ (1 − p̂))) with p̂ the mean accuracy of A and B: the rerun SD of
+  the accuracy (√(f / 2m) when each record flips with probability f) over its binomial SE
+  √(p̂(1 − p̂)/m); 1 means rerun noise is as large as the sampling error. 0 when f = 0;
+  NaN when p̂ is 0 or 1 and f > 0;
+* ``first_diff``: over differing responses, the index of the first differing generated token
+  (characters of the text for a judge that returns no tokens): min / median / max.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from presentation_dependence.judge.records import JudgeRecord
-from presentation_dependence.metrics.stats import bootstrap_ci, mean_with_ci
+from presentation_dependence.metrics.stats import bootstrap_ci, mean_with_ci, paired_bootstrap
+from presentation_dependence.seeding import named_rng
 
-__all__ = ["item_scores", "slot_table", "summarise_records", "wilson_interval"]
+__all__ = [
+    "align_records",
+    "compare_reruns",
+    "compare_runs",
+    "item_scores",
+    "mcnemar_exact",
+    "slot_table",
+    "summarise_noise",
+    "summarise_records",
+    "wilson_interval",
+]
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -161,3 +199,184 @@ def summarise_records(
         "confidence": confidence,
         "bootstrap_resamples": n_resamples,
     }
+
+
+def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> dict[str, Any]:
+    """Exact McNemar test between paired right/wrong verdicts of A and B."""
+    a = np.asarray(a_correct, dtype=bool)
+    b = np.asarray(b_correct, dtype=bool)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be paired 1-D vectors, got {a.shape} and {b.shape}")
+    if a.size == 0:
+        raise ValueError("no paired units")
+    a_only = int(np.count_nonzero(a & ~b))
+    b_only = int(np.count_nonzero(~a & b))
+    discordant = a_only + b_only
+    p = 1.0 if discordant == 0 else float(stats.binomtest(a_only, discordant, 0.5).pvalue)
+    return {
+        "n": int(a.size),
+        "both_correct": int(np.count_nonzero(a & b)),
+        "a_only": a_only,
+        "b_only": b_only,
+        "both_wrong": int(np.count_nonzero(~a & ~b)),
+        "accuracy_a": float(a.mean()),
+        "accuracy_b": float(b.mean()),
+        "diff": float(a.mean() - b.mean()),
+        "p_value": p,
+    }
+
+
+def align_records(
+    a: Sequence[JudgeRecord], b: Sequence[JudgeRecord]
+) -> list[tuple[JudgeRecord, JudgeRecord]]:
+    """Pairs of records of the same (item, placement), in A's order. Each side must hold one
+    record per (item, placement), and both sides the same set."""
+
+    def index(
+        rs: Sequence[JudgeRecord], side: str
+    ) -> dict[tuple[str, tuple[int, ...]], JudgeRecord]:
+        out: dict[tuple[str, tuple[int, ...]], JudgeRecord] = {}
+        for r in rs:
+            key = (r.item_id, r.placement)
+            if key in out:
+                raise ValueError(f"{side} has two records of item {r.item_id!r} at {r.placement}")
+            out[key] = r
+        return out
+
+    ia, ib = index(a, "A"), index(b, "B")
+    if ia.keys() != ib.keys():
+        missing = len(ia.keys() ^ ib.keys())
+        raise ValueError(f"A and B judged different requests ({missing} not in both)")
+    return [(ra, ib[k]) for k, ra in ia.items()]
+
+
+def compare_runs(
+    a: Sequence[JudgeRecord],
+    b: Sequence[JudgeRecord],
+    *,
+    rng: np.random.Generator,
+    failure_credit: str = "fail0",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """McNemar on the records' right/wrong verdicts and a paired item bootstrap on the item
+    scores (difference A − B, ``failure_credit`` fail0 or chance)."""
+    pairs = align_records(a, b)
+    mc = mcnemar_exact([p.correct for p, _ in pairs], [q.correct for _, q in pairs])
+    items: dict[str, list[tuple[float, float]]] = {}
+    for ra, rb in pairs:
+        credit = 1.0 / ra.n if failure_credit == "chance" else 0.0
+        items.setdefault(ra.item_id, []).append((ra.score(credit), rb.score(credit)))
+    sa = np.array([np.mean([x for x, _ in v]) for v in items.values()])
+    sb = np.array([np.mean([y for _, y in v]) for v in items.values()])
+    boot = paired_bootstrap(sa, sb, rng=rng, n_resamples=n_resamples, confidence=confidence)
+    return {
+        "mcnemar": mc,
+        "paired_bootstrap": {**boot, "items": len(items), "convention": failure_credit},
+    }
+
+
+def _first_diff(a: JudgeRecord, b: JudgeRecord) -> tuple[int, str]:
+    x: Sequence[object]
+    y: Sequence[object]
+    if a.token_ids or b.token_ids:
+        x, y, unit = a.token_ids, b.token_ids, "token"
+    else:
+        x, y, unit = tuple(a.judgement), tuple(b.judgement), "char"
+    for i, (u, v) in enumerate(zip(x, y, strict=False)):
+        if u != v:
+            return i, unit
+    return min(len(x), len(y)), unit
+
+
+def compare_reruns(
+    a: Sequence[JudgeRecord], b: Sequence[JudgeRecord], *, label: str = "", confidence: float = 0.95
+) -> dict[str, Any]:
+    """The rerun-noise figures of run B against run A (module docstring)."""
+    pairs = align_records(a, b)
+    m = len(pairs)
+    same = [ra.judgement == rb.judgement and ra.token_ids == rb.token_ids for ra, rb in pairs]
+    flips = sum(ra.correct != rb.correct for ra, rb in pairs)
+    f = flips / m
+    p_hat = float(np.mean([(ra.correct + rb.correct) / 2 for ra, rb in pairs]))
+    if f == 0:
+        ratio = 0.0
+    elif 0 < p_hat < 1:
+        ratio = float(np.sqrt(f / (2 * p_hat * (1 - p_hat))))
+    else:
+        ratio = float("nan")
+    per_item: dict[str, list[float]] = {}
+    for ra, rb in pairs:
+        per_item.setdefault(ra.item_id, []).append(rb.score() - ra.score())
+    d = np.array([np.mean(v) for v in per_item.values()])
+    se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
+    diffs = [_first_diff(ra, rb) for (ra, rb), s in zip(pairs, same, strict=True) if not s]
+    positions = [p for p, _ in diffs]
+    id_low, id_high = wilson_interval(sum(same), m, confidence)
+    fl_low, fl_high = wilson_interval(flips, m, confidence)
+    return {
+        "label": label,
+        "records": m,
+        "items": len(per_item),
+        "identical": sum(same),
+        "identical_share": sum(same) / m,
+        "identical_ci": [id_low, id_high],
+        "verdict_changed": sum(ra.verdict_slot != rb.verdict_slot for ra, rb in pairs),
+        "flips": flips,
+        "flip_share": f,
+        "flip_ci": [fl_low, fl_high],
+        "accuracy_a": float(np.mean([ra.correct for ra, _ in pairs])),
+        "accuracy_b": float(np.mean([rb.correct for _, rb in pairs])),
+        "score_change": float(d.mean()),
+        "score_change_se": se,
+        "noise_to_se": ratio,
+        "first_diff": {
+            "unit": diffs[0][1] if diffs else "token",
+            "count": len(positions),
+            "min": min(positions) if positions else None,
+            "median": float(np.median(positions)) if positions else None,
+            "max": max(positions) if positions else None,
+        },
+    }
+
+
+def summarise_noise(
+    runs: Mapping[str, Sequence[Sequence[JudgeRecord]]],
+    seconds: Mapping[str, Sequence[float]],
+    comparisons: Sequence[Mapping[str, Any]],
+    *,
+    seed: int,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """What ``noise.json`` holds besides the judge's identity: one row per run, the rerun
+    comparisons, and a paired test of each condition's run 0 against the first condition's."""
+    rows = [
+        {
+            "condition": cond,
+            "run": r,
+            "seconds": seconds[cond][r],
+            "records": len(rs),
+            "accuracy": float(np.mean([x.correct for x in rs])),
+            "parse_failure_rate": float(np.mean([not x.parsed for x in rs])),
+        }
+        for cond, recs in runs.items()
+        for r, rs in enumerate(recs)
+    ]
+    first = next(iter(runs))
+    paired = [
+        {
+            "a": f"{first} run 0",
+            "b": f"{cond} run 0",
+            **compare_runs(
+                runs[first][0],
+                recs[0],
+                rng=named_rng(seed, f"noise-compare-{cond}"),
+                n_resamples=n_resamples,
+                confidence=confidence,
+            ),
+        }
+        for cond, recs in runs.items()
+        if cond != first
+    ]
+    return {"runs": rows, "comparisons": list(comparisons), "paired_tests": paired}

@@ -22,8 +22,7 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
-from presentation_dependence.judge.generative import verdict_record
-from presentation_dependence.judge.parser import parser_version
+from presentation_dependence.judge.parser import parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.seeding import rng_from
 

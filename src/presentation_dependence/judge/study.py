@@ -17,9 +17,9 @@ Figures per judge run, all from the records: the summary of
 :func:`~presentation_dependence.judge.scoring.summarise_records` (both conventions, accuracy by
 slot with Wilson intervals, best-worst spread with its item bootstrap), the **verdict flip rate
 across placements** (:func:`placement_flips`), the paired comparison of two judges
-(:func:`~presentation_dependence.judge.compare.compare_runs`: exact McNemar and the paired item
+(:func:`~presentation_dependence.judge.scoring.compare_runs`: exact McNemar and the paired item
 bootstrap), and the rerun noise in units of the score's standard error
-(:func:`~presentation_dependence.judge.noise.compare_reruns`).
+(:func:`~presentation_dependence.judge.scoring.compare_reruns`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from typing import Any
 
 import yaml
 
-from presentation_dependence.judge.compare import compare_runs
 from presentation_dependence.judge.records import JudgeRecord, read_records
 from presentation_dependence.judge.report import (
     _table,
@@ -44,7 +43,7 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.scoring import wilson_interval
+from presentation_dependence.judge.scoring import compare_runs, wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 
