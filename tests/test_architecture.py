@@ -19,14 +19,17 @@ import pytest
 import yaml
 
 import tests.rerankers.test_contract as contract  # a module, so its class is not collected here
-from presentation_dependence.config import RerankerConfig, load_experiment_config
+from presentation_dependence.config import (
+    RerankerConfig,
+    RobustnessConfig,
+    load_experiment_config,
+)
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.metrics.order import tau_psi
 from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers import RERANKERS, Paradigm, RerankerOptions, build_reranker
 from presentation_dependence.robustness import analysis
-from presentation_dependence.robustness.config import RobustnessConfig
 from presentation_dependence.robustness.store import NULL
 
 NAME = "WordOverlapReranker"
