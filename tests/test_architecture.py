@@ -131,3 +131,17 @@ def test_a_new_metric_is_one_table_entry(monkeypatch: pytest.MonkeyPatch) -> Non
     variant = out["variants"][NULL]
     assert {"top_gap", "tau_psi"} <= set(variant["summary"])
     assert variant["per_query"]["q0"]["top_gap"] == top_gap(table["q0"][NULL])
+
+
+def test_every_module_of_the_rerankers_package_is_imported_and_registers() -> None:
+    """A built-in reranker is one module: the package imports each one (no list to edit)."""
+    import pkgutil
+    import sys
+
+    import presentation_dependence.rerankers as pkg
+
+    modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert {"grade", "gold", "identity"} <= modules
+    assert all(f"{pkg.__name__}.{m}" in sys.modules for m in modules)
+    homes = {RERANKERS.get(n).__module__.rsplit(".", 1)[-1] for n in RERANKERS.names()}
+    assert {"gold", "identity", "self_consistency"} <= homes
