@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,51 +34,37 @@ from presentation_dependence.fields import to_plain
 from presentation_dependence.metrics.decisions import retained_set
 from presentation_dependence.metrics.ranking import ranks_from_scores
 from presentation_dependence.presentations import score_presentations
-from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.qa.analysis import analyse_qa
 from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_config
 from presentation_dependence.qa.scoring import best_em_f1
-from presentation_dependence.records import RerankRequest
-from presentation_dependence.rerankers import Reranker
+from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.runner import PSIRunner
-from presentation_dependence.runners.experiment import shard_requests
-from presentation_dependence.runners.fingerprint import (
-    FINGERPRINT_KEY,
-    request_fingerprint,
-    resolved_data_paths,
-    reuse_problem,
+from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY, resolved_data_paths
+from presentation_dependence.runners.run_folder import safe_file_stem
+from presentation_dependence.runners.stage import (
+    CONFIG_KEY,
+    StageCommand,
+    StoredInput,
+    config_fingerprint,
+    run_stage,
 )
-from presentation_dependence.runners.progress import progress
-from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 from presentation_dependence.secrets import redact_obj
 
-__all__ = ["QA_DIR", "QARunner"]
+__all__ = ["QA_DIR", "QARunner", "QAStage"]
 
 log = logging.getLogger(__name__)
 QA_DIR = "qa"
 
 
-class QARunner:
+class QARunner(StageCommand):
     def __init__(
-        self,
-        cfg: ExperimentConfig,
-        run_dir: str | Path,
-        *,
-        shard: tuple[int, int] | None = None,
-        argv: Sequence[str] | None = None,
-        reranker: Reranker | None = None,
-        reader: Reader | None = None,
-        recompute_changed: bool = False,
+        self, cfg: ExperimentConfig, run_dir: str | Path, *, reader: Reader | None = None, **kw: Any
     ) -> None:
-        self.cfg = cfg
-        self.recompute_changed = recompute_changed
+        super().__init__(cfg, run_dir, **kw)
         self.qa = cfg.qa
         self.reader_cfg = load_reader_config(cfg.qa.reader)
-        self.folder = RunFolder(run_dir)
         self.dir = self.folder.path / QA_DIR
-        self.shard = shard
-        self.argv = argv
-        self.psi = PSIRunner(cfg, run_dir, reranker=reranker)  # presentations + the reranker
+        self.psi = PSIRunner(cfg, run_dir, reranker=self._reranker)  # presentations + reranker
         self._reader = reader
 
     @property
@@ -86,9 +72,6 @@ class QARunner:
         if self._reader is None:
             self._reader = FrozenReader(self.reader_cfg, cache=self.qa.cache_answers)
         return self._reader
-
-    def _question_path(self, qid: str) -> Path:
-        return self.dir / "per_question" / f"{safe_file_stem(qid)}.json"
 
     # -- one question ----------------------------------------------------------------------
     def _retain(self, scores: np.ndarray) -> list[int]:
@@ -147,28 +130,6 @@ class QARunner:
             "seconds": round(time.perf_counter() - t0, 3),
         }
 
-    def _reuse_problem(
-        self, rec: dict[str, Any], req: RerankRequest, grades: np.ndarray
-    ) -> str | None:
-        """Why a stored question record cannot be reused for ``req`` (None: it can)."""
-        problem = reuse_problem(
-            req, list(rec["docids"]), rec.get(FINGERPRINT_KEY), query_text=rec.get("question")
-        )
-        if problem is not None:
-            return problem
-        drawn = {k: v.tolist() for k, v in self.psi.presentations(req, grades).items()}
-        stored = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
-        if drawn != stored or rec.get("grades", grades.tolist()) != grades.tolist():
-            return "the presentations or judgements differ (another robustness block?)"
-        return None
-
-    def _current(self, req: RerankRequest, grades: np.ndarray) -> bool:
-        path = self._question_path(req.query.qid)
-        if not path.exists():
-            return False
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        return self._reuse_problem(rec, req, grades) is None
-
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
         path = self.dir / "reader.json"
@@ -223,65 +184,26 @@ class QARunner:
             r.query.qid: np.array([qrels.grade(r.query.qid, c.docid) for c in r.candidates])
             for r in dataset.requests
         }
-        mine = shard_requests(dataset.requests, self.shard)
-        todo, changed = [], {}
-        for r in mine:
-            path = self._question_path(r.query.qid)
-            if path.exists():
-                rec = json.loads(path.read_text(encoding="utf-8"))
-                problem = self._reuse_problem(rec, r, grades[r.query.qid])
-                if problem is None:
-                    continue
-                changed[r.query.qid] = problem
-            todo.append(r)
-        if changed and not self.recompute_changed:
-            listed = "; ".join(f"question {q!r}: {why}" for q, why in list(changed.items())[:5])
-            raise PresdepError(
-                f"{len(changed)} finished questions in {self.dir / 'per_question'} were computed "
-                f"from other input than this config and data give ({listed}). Fix: rerun with "
-                "--recompute-changed to recompute exactly those, or use a new --run-dir"
-            )
-        if changed:
-            for stale in (records_path, self.dir / "qa_metrics.json"):
-                stale.unlink(missing_ok=True)
-        self.folder.append_provenance(
-            collect_provenance(
-                argv=self.argv,
-                seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
-                extra={
-                    "phase": "qa",
-                    "data_paths": paths,
-                    "reranker": self.psi.reranker.describe() if todo else None,
-                    "reader": self.reader.describe() if todo else None,
-                    "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
-                    "queries": {"this_shard": len(mine), "to_compute": len(todo)},
-                },
-            )
+        stage = QAStage(self, grades, qrels, answers)
+        summary = run_stage(
+            stage,
+            self.folder,
+            dataset.requests,
+            desc=f"qa {self.cfg.id}",
+            shard=self.shard,
+            recompute_changed=self.recompute_changed,
+            argv=self.argv,
+            seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
+            provenance={"data_paths": paths},
+            stale=(records_path, self.dir / "qa_metrics.json"),
         )
-        for req in progress(todo, f"qa {self.cfg.id}", "question"):
-            qid = req.query.qid
-            # Another process sharing the folder may hold (or have finished) the question.
-            with self.folder.claim(f"qa:{qid}") as held:
-                if not held or self._current(req, grades[qid]):
-                    continue
-                ideal = sorted(qrels.judgements.get(qid, {}).values(), reverse=True)
-                rec = self._question(req, grades[qid], [int(g) for g in ideal], answers[qid])
-                rec[FINGERPRINT_KEY] = request_fingerprint(req)
-                self.folder.write_json(self._question_path(qid).relative_to(self.folder.path), rec)
-                log.debug("question %s: %.1f s", qid, rec["seconds"])
-        stats = getattr(self.reader, "stats", None) if todo else None
+        stats = getattr(self.reader, "stats", None) if summary.computed else None
         if callable(stats):
             log.info("reader: %s (this process)", stats())
-        missing = [
-            r.query.qid for r in dataset.requests if not self._question_path(r.query.qid).exists()
-        ]
-        if missing:
-            log.info(
-                "%d questions still missing; metrics are written once all are done", len(missing)
-            )
+        if not summary.complete:
             return None
         records = [
-            json.loads(self._question_path(r.query.qid).read_text(encoding="utf-8"))
+            json.loads(stage.path(r.query.qid).read_text(encoding="utf-8"))
             for r in dataset.requests
         ]
         text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
@@ -307,3 +229,69 @@ class QARunner:
         self.folder.write_json(path.relative_to(self.folder.path), metrics)
         log.info("wrote %s", path)
         return metrics
+
+
+class QAStage:
+    """The ``qa`` stage: one question's record; ``qa/per_question/<qid>.json``.
+
+    A stored record is reused only for the same presentations and judgements as well.
+    """
+
+    name = "qa"
+    unit = "question"
+
+    def __init__(
+        self,
+        runner: QARunner,
+        grades: Mapping[str, np.ndarray],
+        qrels: Qrels,
+        answers: Mapping[str, Sequence[str]],
+    ) -> None:
+        self.runner = runner
+        self.grades = grades
+        self.qrels = qrels
+        self.answers = answers
+        self.config_sha256 = config_fingerprint(
+            {"reranker": runner.cfg.reranker, "qa": runner.qa, "reader": runner.reader_cfg}
+        )
+
+    def path(self, qid: str) -> Path:
+        return self.runner.dir / "per_question" / f"{safe_file_stem(qid)}.json"
+
+    def read_input(self, path: Path) -> StoredInput:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        return StoredInput(
+            docids=list(rec["docids"]),
+            request_sha256=rec.get(FINGERPRINT_KEY),
+            config_sha256=rec.get(CONFIG_KEY),
+            query_text=rec.get("question"),
+            extra=rec,
+        )
+
+    def stage_problem(self, req: RerankRequest, stored: StoredInput) -> str | None:
+        grades = self.grades[req.query.qid]
+        drawn = {k: v.tolist() for k, v in self.runner.psi.presentations(req, grades).items()}
+        rec = stored.extra
+        perms = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
+        if drawn != perms or rec.get("grades", grades.tolist()) != grades.tolist():
+            return "the presentations or judgements differ (another robustness block?)"
+        return None
+
+    def compute(self, req: RerankRequest) -> dict[str, Any]:
+        qid = req.query.qid
+        ideal = sorted(self.qrels.judgements.get(qid, {}).values(), reverse=True)
+        rec = self.runner._question(
+            req, self.grades[qid], [int(g) for g in ideal], self.answers[qid]
+        )
+        log.debug("question %s: %.1f s", qid, rec["seconds"])
+        return rec
+
+    def write(self, path: Path, record: dict[str, Any], fingerprints: Mapping[str, str]) -> None:
+        folder = self.runner.folder
+        folder.write_json(path.relative_to(folder.path), {**record, **fingerprints})
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "reranker": self.runner.psi.reranker.describe(),
+            "reader": self.runner.reader.describe(),
+        }

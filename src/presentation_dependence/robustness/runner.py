@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,7 @@ from presentation_dependence.presentations import (
     same_order,
     score_presentations,
 )
-from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.robustness.analysis import analyse
 from presentation_dependence.robustness.store import (
     NULL,
@@ -38,54 +36,34 @@ from presentation_dependence.robustness.store import (
     candidate_grades,
     ideal_grades,
     load_columnar,
-    read_fingerprint,
+    read_input,
     read_query,
     write_columnar,
     write_query,
 )
-from presentation_dependence.runners.experiment import shard_requests
-from presentation_dependence.runners.fingerprint import (
-    request_fingerprint,
-    resolved_data_paths,
-    reuse_problem,
+from presentation_dependence.runners.fingerprint import resolved_data_paths
+from presentation_dependence.runners.run_folder import safe_file_stem
+from presentation_dependence.runners.stage import (
+    StageCommand,
+    StoredInput,
+    config_fingerprint,
+    run_stage,
 )
-from presentation_dependence.runners.progress import progress
-from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 
-__all__ = ["PSIRunner"]
+__all__ = ["PSIRunner", "PSIStage"]
 
 log = logging.getLogger(__name__)
 PSI_DIR = "psi"
+PER_QUERY = "per_query"
 
 
-class PSIRunner:
-    def __init__(
-        self,
-        cfg: ExperimentConfig,
-        run_dir: str | Path,
-        *,
-        shard: tuple[int, int] | None = None,
-        argv: Sequence[str] | None = None,
-        reranker: Reranker | None = None,
-        recompute_changed: bool = False,
-    ) -> None:
-        self.cfg = cfg
-        self.recompute_changed = recompute_changed
+class PSIRunner(StageCommand):
+    def __init__(self, cfg: ExperimentConfig, run_dir: str | Path, **kw: Any) -> None:
+        super().__init__(cfg, run_dir, **kw)
         self.rob = cfg.robustness
         self.seed = self.rob.seed if self.rob.seed is not None else cfg.seed
-        self.folder = RunFolder(run_dir)
         self.psi = self.folder.path / PSI_DIR
-        self.shard = shard
-        self.argv = argv
-        self._reranker = reranker
         self._qrels: Qrels | None = None
-
-    @property
-    def reranker(self) -> Reranker:
-        if self._reranker is None:
-            rc = self.cfg.reranker
-            self._reranker = build_reranker(rc.reranker_class, rc.options)
-        return self._reranker
 
     # -- presentations ---------------------------------------------------------------------
     def _chunk_size(self) -> int | None:
@@ -119,7 +97,7 @@ class PSIRunner:
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
         same = path.exists() and path.read_text(encoding="utf-8") == text
-        scored = any((self.psi / "per_query").glob("*.npz"))
+        scored = any((self.psi / PER_QUERY).glob("*.npz"))
         if path.exists() and not same and scored and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
@@ -128,42 +106,6 @@ class PSIRunner:
             )
         if not same:
             self.folder.write_text(path.relative_to(self.folder.path), text)
-
-    def _reuse_problem(self, req: RerankRequest, grades: np.ndarray) -> str | None:
-        """Why the stored scores of ``req`` cannot be reused (None: they can)."""
-        fp, stored = read_fingerprint(self._query_path(req.query.qid))
-        problem = reuse_problem(req, [str(d) for d in stored["docids"]], fp)
-        if problem is None and not np.array_equal(stored["grades"], grades):
-            problem = "the judgements differ"
-        if problem is None:
-            drawn = self.presentations(req, grades)
-            if any(
-                f"{k}:perms" not in stored or not np.array_equal(stored[f"{k}:perms"], v)
-                for k, v in drawn.items()
-            ):
-                problem = "the presentations differ"
-        return problem
-
-    def _changed(
-        self, requests: Sequence[RerankRequest], grades: dict[str, np.ndarray]
-    ) -> dict[str, str]:
-        """``{qid: what differs}`` for stored queries whose input or presentations differ."""
-        changed: dict[str, str] = {}
-        for req in requests:
-            if self._query_path(req.query.qid).exists():
-                problem = self._reuse_problem(req, grades[req.query.qid])
-                if problem is not None:
-                    changed[req.query.qid] = problem
-        if changed and not self.recompute_changed:
-            listed = "; ".join(f"query {q!r}: {why}" for q, why in list(changed.items())[:5])
-            raise PresdepError(
-                f"{len(changed)} finished queries in {self.psi / 'per_query'} were computed from "
-                f"other input than this config and data give ({listed}). Fix: rerun with "
-                "--recompute-changed to recompute exactly those queries, or use a new --run-dir"
-            )
-        for qid, why in changed.items():
-            log.warning("query %r changed (%s): recomputing it", qid, why)
-        return changed
 
     # -- scoring ---------------------------------------------------------------------------
     def _score_query(self, req: RerankRequest, grades: np.ndarray) -> QueryScores:
@@ -175,9 +117,6 @@ class PSIRunner:
         return QueryScores(
             req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants
         )
-
-    def _query_path(self, qid: str) -> Path:
-        return self.psi / "per_query" / f"{safe_file_stem(qid)}.npz"
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
@@ -203,49 +142,22 @@ class PSIRunner:
         qrels = self._qrels = dataset.qrels
         grades = {r.query.qid: candidate_grades(r, qrels) for r in dataset.requests}
         self._record_presentations(dataset, grades)
-        mine = shard_requests(dataset.requests, self.shard)
-        changed = self._changed(mine, grades)
-        todo = [
-            r for r in mine if r.query.qid in changed or not self._query_path(r.query.qid).exists()
-        ]
-        if changed:
-            for stale in (columnar, self.psi / "psi_metrics.json"):
-                stale.unlink(missing_ok=True)
-        folder.append_provenance(
-            collect_provenance(
-                argv=self.argv,
-                seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
-                extra={
-                    "phase": "psi",
-                    "data_paths": paths,
-                    "reranker": self.reranker.describe() if todo else None,
-                    "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
-                    "queries": {"this_shard": len(mine), "to_compute": len(todo)},
-                },
-            )
+        stage = PSIStage(self, grades)
+        summary = run_stage(
+            stage,
+            folder,
+            dataset.requests,
+            desc=f"psi {self.cfg.id}",
+            shard=self.shard,
+            recompute_changed=self.recompute_changed,
+            argv=self.argv,
+            seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
+            provenance={"data_paths": paths},
+            stale=(columnar, self.psi / "psi_metrics.json"),
         )
-        for req in progress(todo, f"psi {self.cfg.id}", "query"):
-            qid = req.query.qid
-            # Another process sharing the folder may hold (or have finished) the query.
-            with folder.claim(f"psi:{qid}") as held:
-                if not held or (
-                    self._query_path(qid).exists() and self._reuse_problem(req, grades[qid]) is None
-                ):
-                    continue
-                write_query(
-                    self._query_path(qid),
-                    self._score_query(req, grades[qid]),
-                    fingerprint=request_fingerprint(req),
-                )
-        missing = [
-            r.query.qid for r in dataset.requests if not self._query_path(r.query.qid).exists()
-        ]
-        if missing:
-            log.info(
-                "%d queries still missing; metrics are written once all are done", len(missing)
-            )
+        if not summary.complete:
             return None
-        queries = [read_query(self._query_path(r.query.qid)) for r in dataset.requests]
+        queries = [read_query(stage.path(r.query.qid)) for r in dataset.requests]
         write_columnar(columnar, queries)
         cost = {
             name: {
@@ -271,3 +183,43 @@ class PSIRunner:
         self.folder.write_json(path.relative_to(self.folder.path), metrics)
         log.info("wrote %s", path)
         return metrics
+
+
+class PSIStage:
+    """The ``psi`` stage: score one query under every presentation; ``psi/per_query/<qid>.npz``.
+
+    A stored file is reused only for the same judgements and presentations as well.
+    """
+
+    name = "psi"
+    unit = "query"
+
+    def __init__(self, runner: PSIRunner, grades: Mapping[str, np.ndarray]) -> None:
+        self.runner = runner
+        self.grades = grades
+        self.config_sha256 = config_fingerprint({"reranker": runner.cfg.reranker})
+
+    def path(self, qid: str) -> Path:
+        return self.runner.psi / PER_QUERY / f"{safe_file_stem(qid)}.npz"
+
+    def read_input(self, path: Path) -> StoredInput:
+        return read_input(path)
+
+    def stage_problem(self, req: RerankRequest, stored: StoredInput) -> str | None:
+        grades = self.grades[req.query.qid]
+        if not np.array_equal(stored.extra["grades"], grades):
+            return "the judgements differ"
+        for k, v in self.runner.presentations(req, grades).items():
+            perms = stored.extra.get(f"{k}:perms")
+            if perms is None or not np.array_equal(perms, v):
+                return "the presentations differ"
+        return None
+
+    def compute(self, req: RerankRequest) -> QueryScores:
+        return self.runner._score_query(req, self.grades[req.query.qid])
+
+    def write(self, path: Path, record: QueryScores, fingerprints: Mapping[str, str]) -> None:
+        write_query(path, record, fingerprints)
+
+    def describe(self) -> dict[str, Any]:
+        return {"reranker": self.runner.reranker.describe()}

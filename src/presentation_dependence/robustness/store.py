@@ -21,13 +21,14 @@ import numpy as np
 from presentation_dependence.io.atomic import atomic_write_bytes
 from presentation_dependence.presentations import PresentationScores
 from presentation_dependence.records import Qrels, RerankRequest
+from presentation_dependence.runners.stage import StoredInput
 
 __all__ = [
     "QueryScores",
     "candidate_grades",
     "ideal_grades",
     "load_columnar",
-    "read_fingerprint",
+    "read_input",
     "read_query",
     "stored_readout",
     "write_columnar",
@@ -75,9 +76,9 @@ _FIELDS = ("perms", "scores", "slots", "chunks", "probs", "forward_passes", "pro
 _ATTR = {"probs": "grade_probs"}  # the file's name -> PresentationScores' field
 
 
-def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) -> None:
-    """One query's scores; ``fingerprint`` is the request's content fingerprint (stored as
-    ``request_sha256``, checked before the file is reused)."""
+def write_query(path: Path, qs: QueryScores, fingerprints: Mapping[str, str]) -> None:
+    """One query's scores; ``fingerprints`` (``request_sha256``, ``config_sha256``: see
+    :mod:`~presentation_dependence.runners.stage`) are checked before the file is reused."""
     arrays: dict[str, np.ndarray] = {
         "qid": np.array(qs.qid),
         "docids": np.array(qs.docids),
@@ -89,8 +90,8 @@ def write_query(path: Path, qs: QueryScores, *, fingerprint: str | None = None) 
         filled = dict(zip(("slots", "chunks", "probs"), stored_readout(v), strict=True))
         for f in _FIELDS:
             arrays[f"{name}:{f}"] = filled[f] if f in filled else getattr(v, f)
-    if fingerprint is not None:
-        arrays["request_sha256"] = np.array(fingerprint)
+    for key, value in fingerprints.items():
+        arrays[key] = np.array(value)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     atomic_write_bytes(path, buf.getvalue())
@@ -111,15 +112,19 @@ def read_query(path: Path) -> QueryScores:
         )
 
 
-def read_fingerprint(path: Path) -> tuple[str | None, dict[str, np.ndarray]]:
-    """``(request_sha256 or None for files written before it existed, {"docids", "grades",
-    "<variant>:perms"})``: what a rerun compares before reusing ``path``."""
+def read_input(path: Path) -> StoredInput:
+    """What a rerun compares before reusing ``path``: the ids, fingerprints (None in files
+    written before they existed) and, as ``extra``, the grades and each variant's perms."""
     with np.load(path, allow_pickle=False) as z:
-        fp = str(z["request_sha256"]) if "request_sha256" in z.files else None
-        arrays = {"docids": z["docids"], "grades": z["grades"]}
+        extra = {"grades": z["grades"]}
         for name in z["variants"]:
-            arrays[f"{name}:perms"] = z[f"{name}:perms"]
-    return fp, arrays
+            extra[f"{name}:perms"] = z[f"{name}:perms"]
+        return StoredInput(
+            docids=[str(d) for d in z["docids"]],
+            request_sha256=str(z["request_sha256"]) if "request_sha256" in z.files else None,
+            config_sha256=str(z["config_sha256"]) if "config_sha256" in z.files else None,
+            extra=extra,
+        )
 
 
 def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:
