@@ -57,7 +57,7 @@ def schema_markdown() -> str:
 
     Every field of :class:`ExperimentConfig` appears: the plain ones in the top-level table,
     each block (a dataclass field) in its own section, and the ``reranker`` block as the
-    options of every registered reranker.
+    options of every built-in reranker (plugins registered in this process are left out).
     """
     hints = typing.get_type_hints(ExperimentConfig)
     blocks = tuple(f for f in hints if dataclasses.is_dataclass(hints[f]))
@@ -79,6 +79,8 @@ def schema_markdown() -> str:
     ]
     for name in RERANKERS.names():
         cls = RERANKERS.get(name)
+        if not cls.__module__.startswith("presentation_dependence.rerankers."):
+            continue  # the built-in rerankers only: a plugin's options are its own to document
         doc = (cls.__doc__ or "").strip().split("\n")[0]
         parts.append(f"### `reranker_class: {name}` ({cls.paradigm.value})\n")
         if doc:
