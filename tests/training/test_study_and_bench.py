@@ -123,3 +123,25 @@ def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):
     row = next(ln for ln in section if ln.startswith("| debias-first | tau_psi |"))
     assert "| -0.150 [-0.150, -0.150] |" in row
     assert not any(ln.startswith("| oc-sft | tau_psi |") for ln in section[:12])
+
+
+def test_collapse_rule_is_not_applied_off_the_grade_scale(tmp_path):
+    from presentation_dependence.training.study import run_paradigm
+
+    base = {"score_spread": 0.3, "tied_share": 0.1}
+    # a bi-encoder teacher's cosines are not expected grades: no verdict
+    assert (
+        collapsed({"score_spread": 0.01, "tied_share": 0.9, "paradigm": "pointwise"}, base) is None
+    )
+    assert collapsed(
+        {"score_spread": 0.01, "tied_share": 0.1, "paradigm": "listwise-readout"}, base
+    )
+    folder = tmp_path / "run"
+    folder.mkdir()
+    assert run_paradigm(folder) is None
+    (folder / "resolved_config.yaml").write_text(
+        "reranker:\n  reranker_class: E5BiEncoderReranker\n"
+    )
+    assert run_paradigm(folder) == "pointwise"
+    (folder / "resolved_config.yaml").write_text("reranker:\n  reranker_class: GradeReranker\n")
+    assert run_paradigm(folder) == "listwise-readout"

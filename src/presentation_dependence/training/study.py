@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from presentation_dependence.config.loader import load_config
+from presentation_dependence.config.loader import load_config, read_yaml_mapping
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.rerankers.base import RERANKERS, Paradigm
 from presentation_dependence.seeding import rng_from
 
 __all__ = [
@@ -204,6 +205,25 @@ def _fmt(x: float | None, ci: Mapping[str, Any] | None = None) -> str:
     return f"{x:.3f}"
 
 
+# Paradigms whose scores are expected grades on the 0-3 scale: the collapse rule compares
+# their spread with the off-the-shelf readout's. Others (a bi-encoder teacher's cosines) are
+# on a scale of their own.
+GRADE_SCALE_PARADIGMS = (Paradigm.LISTWISE_READOUT, Paradigm.MITIGATION)
+
+
+def run_paradigm(folder: Path) -> str | None:
+    """The paradigm of the reranker named in a run folder's resolved_config.yaml (None when
+    the file or the name is missing or not registered here)."""
+    path = folder / "resolved_config.yaml"
+    if not path.exists():
+        return None
+    block = read_yaml_mapping(path).get("reranker") or {}
+    name = block.get("reranker_class") if isinstance(block, Mapping) else None
+    if not isinstance(name, str) or name not in RERANKERS:
+        return None
+    return Paradigm(RERANKERS.get(name).paradigm).value
+
+
 def study_row(run_dir: str | Path) -> dict[str, Any]:
     """One scorer's figures from its run folder (metrics.json and psi/psi_metrics.json)."""
     folder = Path(run_dir)
@@ -215,6 +235,7 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
     cost = psi.get("cost", {}).get("same_order", {})
     return {
         "scorer": folder.name,
+        "paradigm": run_paradigm(folder),
         "queries": metrics.get("num_queries"),
         "ndcg10_given": metrics["mean"].get("ndcg@10"),
         "ndcg_shuffled": shuffled["ndcg_mean"],
@@ -230,13 +251,24 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
     }
 
 
-def collapsed(row: Mapping[str, Any], base: Mapping[str, Any]) -> bool:
+def collapsed(row: Mapping[str, Any], base: Mapping[str, Any]) -> bool | None:
     """A variant "wins" by flattening when its within-query score spread falls below half the
-    off-the-shelf scorer's, or when more than half of its candidates tie (``tied_share``)."""
+    off-the-shelf scorer's, or when more than half of its candidates tie (``tied_share``).
+
+    None (not applicable) for a scorer whose scores are not expected grades (its ``paradigm``
+    is known and not in :data:`GRADE_SCALE_PARADIGMS`): its spread is on another scale.
+    """
+    paradigm = row.get("paradigm")
+    if paradigm is not None and Paradigm(paradigm) not in GRADE_SCALE_PARADIGMS:
+        return None
     spread, base_spread = row.get("score_spread"), base.get("score_spread")
     if spread is not None and base_spread and spread < 0.5 * base_spread:
         return True
     return bool(row.get("tied_share") is not None and row["tied_share"] > 0.5)
+
+
+def _verdict(flag: bool | None) -> str:
+    return "n/a (not on the grade scale)" if flag is None else ("yes" if flag else "no")
 
 
 def paired_rows(
@@ -365,6 +397,6 @@ def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = Non
             kept = d is not None and d["ci_high"] >= 0  # not significantly below
             lines.append(
                 f"| {r['scorer']} | {ratio:.2f} | {'yes' if ratio <= 0.5 else 'no'} | "
-                f"{'yes' if kept else 'no'} | {'yes' if collapsed(r, base) else 'no'} |"
+                f"{'yes' if kept else 'no'} | {_verdict(collapsed(r, base))} |"
             )
     return "\n".join(lines) + "\n"
