@@ -1,7 +1,11 @@
 """Benchmarks: ``uv run poe bench`` -> bench/results.json and docs/BENCHMARKS.md.
 
 Measures the readout's documents per second (listwise B=20 vs pointwise B=1, same model and
-documents) and its achieved FLOP/s against a dense matmul, in float32 and bfloat16.
+documents) and its achieved FLOP/s against a dense matmul; the speed levers of issue 14 on and
+off (eager vs optimised, attention kernel, compiled layers, dtype, autocast, padding,
+logits_to_keep, threads, a shared-prefix KV cache) with a per-operator profile; the generative
+listwise rate; and the OC-SFT training step eager vs optimised. One run, about 10 minutes on
+two cores. ``--conditions`` is written into the report's conditions section.
 """
 
 from __future__ import annotations
@@ -25,6 +29,23 @@ from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import git_state, package_versions
 
 DL19 = "../shared/data/trec-dl19-passage/bm25_top100_dl19.json"
+# Hand-maintained sections of docs/BENCHMARKS.md that a run carries over unchanged.
+KEPT_SECTIONS = ("## The prepared GPU check",)
+
+
+def kept_sections(text: str, prefixes: Sequence[str]) -> list[str]:
+    """The ``## `` sections of ``text`` whose heading starts with one of ``prefixes``."""
+    sections, current = [], None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            current = [line] if line.startswith(tuple(prefixes)) else None
+            if current is not None:
+                sections.append(current)
+        elif current is not None:
+            current.append(line)
+    return ["".join(sec).rstrip("\n") + "\n" for sec in sections]
+
+
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
@@ -32,10 +53,21 @@ def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", default="embedded:smollm2-135m-instruct")
     p.add_argument("--queries", type=int, default=3, help="queries (x 20 documents) to score")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    p.add_argument(
+        "--dtypes",
+        nargs="+",
+        default=["bfloat16"],
+        help="dtypes of the listwise-vs-pointwise table (the speed levers compare float32 too)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument(
         "--skip-training", action="store_true", help="skip the OC-SFT vs single-view step benchmark"
+    )
+    p.add_argument("--skip-speed", action="store_true", help="skip the speed-lever table")
+    p.add_argument(
+        "--conditions",
+        default="",
+        help="how the machine was during the run (load, other jobs), for the report",
     )
     p.add_argument("--out", default="bench/results.json")
     p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
@@ -58,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         data = "NovelEval (committed fixture)"
     requests = load_dataset(cfg).requests
+    speed = None
+    if not args.skip_speed:  # first: its first compiled pass is the process's first
+        from presentation_dependence.bench.speed import readout_speed_benchmark
+
+        speed = readout_speed_benchmark(requests, model_name=args.model)
     readout = run_readout_benchmark(requests, model_name=args.model, dtypes=args.dtypes)
     for d in readout["by_dtype"].values():
         for part in ("listwise", "pointwise"):
@@ -85,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "packages": package_versions(),
         "data": data,
         "readout": readout,
+        "speed": speed,
         "generative_listwise": generative,
         "training": training,
     }
@@ -92,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("bench").info("wrote %s", args.out)
     if args.doc:
         text = benchmarks_markdown(results)
+        if speed is not None:
+            from presentation_dependence.bench.report import speed_markdown
+
+            text += "\n" + speed_markdown(speed)
         g = generative
         text += (
             "\n## Generative listwise (RankGPT-style sliding window) on the same documents\n\n"
@@ -106,6 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from presentation_dependence.bench.training import training_benchmark_markdown
 
             text += "\n" + training_benchmark_markdown(training)
+        text += (
+            f"\n## Conditions of this run\n\n{args.conditions or 'Not stated (--conditions).'}\n"
+        )
+        old = Path(args.doc).read_text(encoding="utf-8") if Path(args.doc).exists() else ""
+        text += "".join(f"\n{sec}" for sec in kept_sections(old, KEPT_SECTIONS))
         atomic_write_text(args.doc, text)
         logging.getLogger("bench").info("wrote %s", args.doc)
     return 0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["benchmarks_markdown"]
+__all__ = ["benchmarks_markdown", "profile_table", "speed_markdown"]
 
 
 def _g(x: float) -> str:
@@ -80,3 +81,82 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
             "on the 0–3 scale.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def profile_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """A Markdown table of a profile summary (``bench.speed.summarise_profile``)."""
+    out = ["| operator | share of self CPU time | ms | calls |", "|---|---|---|---|"]
+    out += [f"| `{r['op']}` | {r['share']:.1%} | {r['ms']:.0f} | {r['calls']} |" for r in rows]
+    return out
+
+
+def speed_markdown(res: dict[str, Any]) -> str:
+    """The docs/BENCHMARKS.md section of ``bench.speed.readout_speed_benchmark``'s result."""
+    mm = res["matmul_flops"]
+    by = {r["lever"]: r for r in res["rows"]}
+    e, o = by["eager"], by["optimised"]
+    lines = [
+        "## Readout speed levers (issue 14)",
+        "",
+        f"`{res['model_name']}`, {res['threads']} threads, the {res['prompts']} listwise prompts "
+        f"above (B = 20, {res['tokens']:,} tokens, {res['docs']} documents), one prompt per pass "
+        "unless said. Each row changes one thing; *eager* is the path before issue 14 and "
+        "*optimised* the default now (`attn_implementation: sdpa`, `compile: auto` = on on CPU). "
+        f"Those two were timed alternately {o['timed']} times (best of each), the others once "
+        "after a warm pass. Fraction of matmul: achieved FLOP/s (2·N·T) over a 1024³ matmul in the "
+        f"row's dtype, same run (bfloat16 {mm['bfloat16'] / 1e9:.0f}, float32 "
+        f"{mm['float32'] / 1e9:.0f} GFLOP/s); *+ attention* adds causal attention's 2·L·d·T². "
+        "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
+        "uncompiled reference, over all slots (0–3 scale).",
+        "",
+        "| lever | dtype | setting | docs/s | tokens/s | fraction of matmul | + attention "
+        "| max \\|ΔE[g]\\| vs reference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        bold = "**" if r["lever"] in ("eager", "optimised") else ""
+        lines.append(
+            f"| {bold}{r['lever']}{bold} | {r['dtype']} | {r['setting']} "
+            f"| {r['docs_per_second']:.2f} | {r['tokens_per_second']:.0f} "
+            f"| {r['fraction_of_matmul']:.2f} | {r['fraction_of_matmul_with_attention']:.2f} "
+            f"| {r['max_abs_de_vs_reference']:.3f} |"
+        )
+    sp = res["shared_prefix"]
+    lines += [
+        "",
+        f"Optimised over eager: **{res['optimised_over_eager']:.2f}×** the documents per second "
+        f"({o['docs_per_second']:.2f} vs {e['docs_per_second']:.2f}); readout at "
+        f"**{o['fraction_of_matmul']:.2f}** of the bfloat16 matmul rate "
+        f"({o['fraction_of_matmul_with_attention']:.2f} counting attention). The first compiled "
+        f"pass of a process took {res['first_compiled_pass_seconds']:.1f} s against "
+        f"{res['steady_compiled_pass_seconds']:.2f} s once compiled (inductor compiles one graph "
+        "per kind of call and reuses it for every prompt length; its on-disk cache shortens later "
+        "processes).",
+        "",
+        f"Shared prefix: the {sp['presentations']} presentations of one query share their first "
+        f"{sp['shared_prefix_tokens']} tokens (instruction and query) of "
+        f"{min(sp['prompt_tokens'])}–{max(sp['prompt_tokens'])}. Computing that prefix's KV "
+        f"cache once and only the suffixes after it took {sp['prefix_seconds']:.2f} s against "
+        f"{sp['full_seconds']:.2f} s for the full passes (**{sp['speedup']:.2f}×**), "
+        f"max |ΔE[g]| {sp['max_abs_de']:.3f}. "
+        + (
+            "A suffix attending to a cache is no longer a square causal block, so it needs an "
+            "explicit mask and SDPA's masked kernel, which costs more than the short prefix "
+            "saves: not kept."
+            if sp["speedup"] < 1
+            else "It pays at this shape; not implemented in the backend yet."
+        ),
+        "",
+        "Where the time goes: one forward pass of the first prompt (bfloat16) under the torch "
+        "profiler, self CPU time by operator.",
+        "",
+        "Eager:",
+        "",
+        *profile_table(res["profile"]["eager"]),
+        "",
+        "Optimised (the compiled layers' fused elementwise kernels show as one row):",
+        "",
+        *profile_table(res["profile"]["optimised"]),
+        "",
+    ]
+    return "\n".join(lines)
