@@ -30,6 +30,7 @@ from presentation_dependence.bench.readout import matmul_flops, non_embedding_pa
 from presentation_dependence.readout.backend import TransformersBackend
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
 from presentation_dependence.records import RerankRequest
+from presentation_dependence.seeding import named_rng
 
 __all__ = [
     "profile_forward",
@@ -273,7 +274,7 @@ def shared_prefix(
     """M presentations of one query: M full passes against the shared prefix's KV cache + M
     suffix passes (the cache copied for each). Not compiled, SDPA as loaded."""
     texts = [c.text for c in request.candidates[:chunk_size]]
-    rng = np.random.default_rng(seed)
+    rng = named_rng(seed, "bench-shared-prefix", request.query.qid)
     prompts = [
         builder.build(request.query.text, [texts[i] for i in rng.permutation(len(texts))])
         for _ in range(presentations)
