@@ -90,6 +90,11 @@ def profile_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _rates(timings: dict[str, dict[str, float]]) -> str:
+    start, end = timings["start"], timings["end"]
+    return ", ".join(f"{k} {start[k] / 1e9:.0f}/{end[k] / 1e9:.0f}" for k in start)
+
+
 def speed_markdown(res: dict[str, Any]) -> str:
     """The docs/BENCHMARKS.md section of ``bench.speed.readout_speed_benchmark``'s result."""
     mm = res["matmul_flops"]
@@ -104,8 +109,14 @@ def speed_markdown(res: dict[str, Any]) -> str:
         "*optimised* the default now (`attn_implementation: sdpa`, `compile: auto` = on on CPU). "
         f"Those two were timed alternately {o['timed']} times (best of each), the others once "
         "after a warm pass. Fraction of matmul: achieved FLOP/s (2·N·T) over a 1024³ matmul in the "
-        f"row's dtype, same run (bfloat16 {mm['bfloat16'] / 1e9:.0f}, float32 "
-        f"{mm['float32'] / 1e9:.0f} GFLOP/s); *+ attention* adds causal attention's 2·L·d·T². "
+        f"row's dtype, timed before and after the rows, the higher taken (bfloat16 "
+        f"{mm['bfloat16'] / 1e9:.0f}, float32 {mm['float32'] / 1e9:.0f} GFLOP/s"
+        + (
+            f"; before/after {_rates(res['matmul_flops_timings'])}"
+            if "matmul_flops_timings" in res
+            else ""
+        )
+        + "); *+ attention* adds causal attention's 2·L·d·T². "
         "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
         "uncompiled reference, over all slots (0–3 scale).",
         "",
