@@ -7,7 +7,8 @@ prompt tokens per second, the achieved FLOP/s as a fraction of a dense matmul in
 dtype and run (``2·N·T`` and, as a second figure, with causal attention's ``2·L·d·T²``), and the
 largest |ΔE[g]| against the float32, eager-attention, uncompiled reference. ``eager`` is the
 path before issue 14 (bfloat16, SDPA, not compiled); ``optimised`` is the default now. The pair
-is timed alternately ``reps`` times (best of each), every other row once after a warm pass.
+is timed alternately ``reps`` times (best of each, and the median of the paired ratios: the
+machine's pass-to-pass noise is large), every other row once after a warm pass.
 
 :func:`shared_prefix` measures reusing the instruction + query KV cache across M presentations
 of one query against M full passes; :func:`profile_forward` summarises a forward pass by
@@ -101,7 +102,7 @@ def readout_speed_benchmark(
     model_name: str,
     chunk_size: int = 20,
     max_passage_chars: int = 1200,
-    reps: int = 2,
+    reps: int = 7,
 ) -> dict[str, Any]:
     """Every lever on and off on the same listwise prompts; a JSON-ready dict (module doc)."""
     from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
@@ -229,6 +230,10 @@ def readout_speed_benchmark(
         "steady_compiled_pass_seconds": steady,
         "rows": rows,
         "optimised_over_eager": by["eager"]["seconds"] / by["optimised"]["seconds"],
+        "optimised_over_eager_paired": [
+            e["seconds"] / o["seconds"]
+            for e, o in zip(runs[specs[3][2]], runs[specs[4][2]], strict=True)
+        ],
         "profile": {
             "eager": profile_forward(bf, prompts[0], ids, compile=False),
             "optimised": profile_forward(bf, prompts[0], ids, compile=True),
