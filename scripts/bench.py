@@ -18,11 +18,12 @@ import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from presentation_dependence.bench.readout import run_readout_benchmark
-from presentation_dependence.bench.report import benchmarks_markdown
+from presentation_dependence.bench.report import full_markdown
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
@@ -49,6 +50,14 @@ def kept_sections(text: str, prefixes: Sequence[str]) -> list[str]:
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
+def write_doc(results: dict[str, Any], doc: str) -> None:
+    """docs/BENCHMARKS.md from one run's results; hand-kept sections carried over."""
+    old = Path(doc).read_text(encoding="utf-8") if Path(doc).exists() else ""
+    text = full_markdown(results) + "".join(f"\n{sec}" for sec in kept_sections(old, KEPT_SECTIONS))
+    atomic_write_text(doc, text)
+    logging.getLogger("bench").info("wrote %s", doc)
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", default="embedded:smollm2-135m-instruct")
@@ -69,6 +78,11 @@ def make_parser() -> argparse.ArgumentParser:
         default="",
         help="how the machine was during the run (load, other jobs), for the report",
     )
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite --doc from the results already in --out (measures nothing)",
+    )
     p.add_argument("--out", default="bench/results.json")
     p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
     return p
@@ -77,6 +91,9 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.render_only:  # the report again from the stored results, nothing measured
+        write_doc(json.loads(Path(args.out).read_text(encoding="utf-8")), args.doc)
+        return 0
     if args.threads:
         torch.set_num_threads(args.threads)
     if Path(DL19).exists():
@@ -125,36 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "speed": speed,
         "generative_listwise": generative,
         "training": training,
+        "conditions": args.conditions,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")
     logging.getLogger("bench").info("wrote %s", args.out)
     if args.doc:
-        text = benchmarks_markdown(results)
-        if speed is not None:
-            from presentation_dependence.bench.report import speed_markdown
-
-            text += "\n" + speed_markdown(speed)
-        g = generative
-        text += (
-            "\n## Generative listwise (RankGPT-style sliding window) on the same documents\n\n"
-            f"{g['generative_listwise_docs_per_second']:.3f} docs/s ({g['windows']} windows, "
-            f"{g['generated_tokens']} generated tokens, response statuses "
-            f"{g['response_statuses']}); the listwise readout "
-            f"({bf['listwise']['docs_per_second']:.2f} docs/s, same dtype) is "
-            f"**{g['readout_over_generative']:.1f}×** faster (goal ≥ 3: "
-            f"{'met' if g['goal_met'] else 'missed'}).\n"
-        )
-        if training is not None:
-            from presentation_dependence.bench.training import training_benchmark_markdown
-
-            text += "\n" + training_benchmark_markdown(training)
-        text += (
-            f"\n## Conditions of this run\n\n{args.conditions or 'Not stated (--conditions).'}\n"
-        )
-        old = Path(args.doc).read_text(encoding="utf-8") if Path(args.doc).exists() else ""
-        text += "".join(f"\n{sec}" for sec in kept_sections(old, KEPT_SECTIONS))
-        atomic_write_text(args.doc, text)
-        logging.getLogger("bench").info("wrote %s", args.doc)
+        write_doc(results, args.doc)
     return 0
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from presentation_dependence.bench.report import training_benchmark_markdown
 from presentation_dependence.seeding import rng_from
 
 __all__ = ["GOAL_RATIO", "measure_step", "training_benchmark_markdown", "training_step_benchmark"]
@@ -327,75 +328,3 @@ def training_step_benchmark(
                 out["oc_sft"]["seconds_median"] / out[name]["seconds_median"]
             )
     return out
-
-
-def training_benchmark_markdown(result: dict[str, Any]) -> str:
-    """A Markdown section for docs/BENCHMARKS.md."""
-    from presentation_dependence.bench.report import profile_table
-
-    s = result["single_view"] if "single_view" in result else result["oc_sft"]
-    rows = [
-        "## Training step: OC-SFT vs single view, eager vs optimised",
-        "",
-        f"`{result['model']}`, {s['dtype']} on {s['device']} ({s['threads']} threads), LoRA r="
-        f"{result['lora_r']} ({s['trainable_parameters']:,} trainable parameters), one query with "
-        f"{result['num_candidates']} candidates cut to {result['max_passage_chars']} characters; "
-        f"each row in a fresh process, median of {len(s['step_seconds'])} steps after "
-        f"{s.get('warmup_steps', 1)} untimed; memory: {s['memory_kind']} of a warm step"
-        f"{'' if result['isolated'] else ' (in-process: indicative)'}. Eager is the step before "
-        "issue 14; optimised compiles the decoder layers (LoRA included), the default on CPU.",
-        "",
-        "| step | views | prompt tokens | time per step | tokens/s | peak step memory "
-        "| untimed first step(s) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    names = {
-        "single_view": "single view, eager",
-        "oc_sft": "OC-SFT, eager",
-        "single_view_compiled": "single view, optimised",
-        "oc_sft_compiled": "OC-SFT, optimised",
-        "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
-    }
-    for key, name in names.items():
-        if key not in result:
-            continue
-        part = result[key]
-        rows.append(
-            f"| {name} | {part['views']} | {part['prompt_tokens']:,} | "
-            f"{part['seconds_median']:.3f} s | {part['tokens_per_second']:.0f} "
-            f"| {part['peak_step_mb']:.0f} MB | {part.get('warmup_seconds', 0.0):.1f} s |"
-        )
-    rows.append("")
-    for suffix, label in (("", "eager"), ("_compiled", "optimised")):
-        if "time_ratio" + suffix not in result:
-            continue
-        ok = result["meets_goal" + suffix]
-        rows.append(
-            f"Ratio OC-SFT / single view ({label}): time **{result['time_ratio' + suffix]:.2f}×** "
-            f"({'meets' if ok['time'] else 'misses'} the ≤ {result['goal_ratio']}× goal), memory "
-            f"**{result['memory_ratio' + suffix]:.2f}×** ({'meets' if ok['memory'] else 'misses'} "
-            "it)."
-        )
-    if "speedup_compiled" in result:
-        oc, opt = result["oc_sft"], result["oc_sft_compiled"]
-        rows.append(
-            f"\nOptimised OC-SFT step over eager: **{result['speedup_compiled']:.2f}×** "
-            f"({opt['tokens_per_second']:.0f} vs {oc['tokens_per_second']:.0f} tokens/s), peak "
-            f"step memory {opt['peak_step_mb']:.0f} vs {oc['peak_step_mb']:.0f} MB."
-        )
-    if "speedup_autocast" in result:
-        rows.append(
-            f"\nbfloat16 autocast over float32 weights instead of bfloat16 weights: "
-            f"{result['speedup_autocast']:.2f}× the eager step's speed (not kept when < 1)."
-        )
-    for key, label in (("oc_sft", "eager"), ("oc_sft_compiled", "optimised")):
-        prof = result.get(key, {}).get("profile")
-        if prof:
-            rows += [
-                "",
-                f"Profile of one OC-SFT step ({label}), self CPU time by operator:",
-                "",
-                *profile_table(prof),
-            ]
-    rows.append("")
-    return "\n".join(rows)
