@@ -1,7 +1,11 @@
 """Benchmarks: ``uv run poe bench`` -> bench/results.json and docs/BENCHMARKS.md.
 
 Measures the readout's documents per second (listwise B=20 vs pointwise B=1, same model and
-documents) and its achieved FLOP/s against a dense matmul, in float32 and bfloat16.
+documents) and its achieved FLOP/s against a dense matmul; the speed levers of issue 14 on and
+off (eager vs optimised, attention kernel, compiled layers, dtype, autocast, padding,
+logits_to_keep, threads, a shared-prefix KV cache) with a per-operator profile; the generative
+listwise rate; and the OC-SFT training step eager vs optimised. One run, about 10 minutes on
+two cores. ``--conditions`` is written into the report's conditions section.
 """
 
 from __future__ import annotations
@@ -14,28 +18,70 @@ import platform
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from presentation_dependence.bench.readout import run_readout_benchmark
-from presentation_dependence.bench.report import benchmarks_markdown
+from presentation_dependence.bench.report import full_markdown
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import git_state, package_versions
 
 DL19 = "../shared/data/trec-dl19-passage/bm25_top100_dl19.json"
+# Hand-maintained sections of docs/BENCHMARKS.md that a run carries over unchanged.
+KEPT_SECTIONS = ("## The prepared GPU check",)
+
+
+def kept_sections(text: str, prefixes: Sequence[str]) -> list[str]:
+    """The ``## `` sections of ``text`` whose heading starts with one of ``prefixes``."""
+    sections, current = [], None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            current = [line] if line.startswith(tuple(prefixes)) else None
+            if current is not None:
+                sections.append(current)
+        elif current is not None:
+            current.append(line)
+    return ["".join(sec).rstrip("\n") + "\n" for sec in sections]
+
+
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
+
+
+def write_doc(results: dict[str, Any], doc: str) -> None:
+    """docs/BENCHMARKS.md from one run's results; hand-kept sections carried over."""
+    old = Path(doc).read_text(encoding="utf-8") if Path(doc).exists() else ""
+    text = full_markdown(results) + "".join(f"\n{sec}" for sec in kept_sections(old, KEPT_SECTIONS))
+    atomic_write_text(doc, text)
+    logging.getLogger("bench").info("wrote %s", doc)
 
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", default="embedded:smollm2-135m-instruct")
     p.add_argument("--queries", type=int, default=3, help="queries (x 20 documents) to score")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    p.add_argument(
+        "--dtypes",
+        nargs="+",
+        default=["bfloat16"],
+        help="dtypes of the listwise-vs-pointwise table (the speed levers compare float32 too)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument(
         "--skip-training", action="store_true", help="skip the OC-SFT vs single-view step benchmark"
+    )
+    p.add_argument("--skip-speed", action="store_true", help="skip the speed-lever table")
+    p.add_argument(
+        "--conditions",
+        default="",
+        help="how the machine was during the run (load, other jobs), for the report",
+    )
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite --doc from the results already in --out (measures nothing)",
     )
     p.add_argument("--out", default="bench/results.json")
     p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
@@ -45,6 +91,9 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.render_only:  # the report again from the stored results, nothing measured
+        write_doc(json.loads(Path(args.out).read_text(encoding="utf-8")), args.doc)
+        return 0
     if args.threads:
         torch.set_num_threads(args.threads)
     if Path(DL19).exists():
@@ -58,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         data = "NovelEval (committed fixture)"
     requests = load_dataset(cfg).requests
+    speed = None
+    if not args.skip_speed:  # first: its first compiled pass is the process's first
+        from presentation_dependence.bench.speed import readout_speed_benchmark
+
+        speed = readout_speed_benchmark(requests, model_name=args.model)
     readout = run_readout_benchmark(requests, model_name=args.model, dtypes=args.dtypes)
     for d in readout["by_dtype"].values():
         for part in ("listwise", "pointwise"):
@@ -85,29 +139,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "packages": package_versions(),
         "data": data,
         "readout": readout,
+        "speed": speed,
         "generative_listwise": generative,
         "training": training,
+        "conditions": args.conditions,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")
     logging.getLogger("bench").info("wrote %s", args.out)
     if args.doc:
-        text = benchmarks_markdown(results)
-        g = generative
-        text += (
-            "\n## Generative listwise (RankGPT-style sliding window) on the same documents\n\n"
-            f"{g['generative_listwise_docs_per_second']:.3f} docs/s ({g['windows']} windows, "
-            f"{g['generated_tokens']} generated tokens, response statuses "
-            f"{g['response_statuses']}); the listwise readout "
-            f"({bf['listwise']['docs_per_second']:.2f} docs/s, same dtype) is "
-            f"**{g['readout_over_generative']:.1f}×** faster (goal ≥ 3: "
-            f"{'met' if g['goal_met'] else 'missed'}).\n"
-        )
-        if training is not None:
-            from presentation_dependence.bench.training import training_benchmark_markdown
-
-            text += "\n" + training_benchmark_markdown(training)
-        atomic_write_text(args.doc, text)
-        logging.getLogger("bench").info("wrote %s", args.doc)
+        write_doc(results, args.doc)
     return 0
 
 

@@ -18,6 +18,10 @@ It measures, in one process:
   plus the consistency term through the four-way grade softmax), tokens/s and peak memory;
 * batched vs one-at-a-time numerics: the same prompts (passages of varying length) left-padded
   in one batch and run alone, max |ΔE[g]| over the slots.
+
+The switches of the project's CPU path (``readout/speed.py``): ``--attn-implementation``
+(sdpa, the default, or eager) and ``--compile`` (every decoder layer through ``torch.compile``,
+``dynamic=True``; the first pass of each kind compiles and is not timed).
 """
 
 from __future__ import annotations
@@ -89,12 +93,24 @@ def matmul_rate(device: torch.device, dtype: torch.dtype, n: int, repeats: int) 
     return 2 * n**3 * repeats / (time.perf_counter() - t0)
 
 
-def build_model(spec: dict[str, Any], device: torch.device, dtype: torch.dtype) -> Any:
+def build_model(
+    spec: dict[str, Any],
+    device: torch.device,
+    dtype: torch.dtype,
+    attn_implementation: str = "sdpa",
+    compile_layers: bool = False,
+) -> Any:
     from transformers import AutoConfig, AutoModelForCausalLM
 
     config = AutoConfig.for_model(**spec)
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    model = AutoModelForCausalLM.from_config(
+        config, dtype=dtype, attn_implementation=attn_implementation
+    )
+    if compile_layers:  # as the project's LayerCompiler (readout/speed.py) does
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+        for layer in model.model.layers:
+            layer.compile(dynamic=True)
     return model.to(device).eval()
 
 
@@ -159,12 +175,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "torch": torch.__version__,
         "dtype": args.dtype,
         "architecture": "tiny qwen3" if args.tiny else "Qwen3-4B (random weights)",
+        "attn_implementation": args.attn_implementation,
+        "compiled_layers": args.compile,
     }
     import transformers
 
     out["transformers"] = transformers.__version__
     out["matmul_flops"] = matmul_rate(device, dtype, args.matmul_n, args.matmul_repeats)
-    model = build_model(spec, device, dtype)
+    model = build_model(spec, device, dtype, args.attn_implementation, args.compile)
     n_params = non_embedding_params(model)
     out["non_embedding_parameters"] = n_params
     gen = torch.Generator().manual_seed(0)
@@ -242,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=3, help="OC-SFT steps timed (after one warm-up)")
     p.add_argument("--matmul-n", type=int, default=8192)
     p.add_argument("--matmul-repeats", type=int, default=10)
+    p.add_argument("--attn-implementation", default="sdpa", choices=["sdpa", "eager"])
+    p.add_argument("--compile", action="store_true", help="torch.compile every decoder layer")
     p.add_argument("--out", help="write the JSON here (else print it)")
     args = p.parse_args(argv)
     result = run(args)

@@ -29,3 +29,19 @@ def test_gpu_check_runs_on_cpu_with_a_tiny_config(tmp_path: Path) -> None:
     assert r["oc_sft_step"]["tokens_per_s"] > 0
     # padded batch vs one prompt a pass: float32 on CPU agrees closely
     assert r["batched_vs_alone_max_abs_diff"] < 1e-3
+
+
+def test_gpu_check_takes_the_cpu_paths_switches(tmp_path: Path) -> None:
+    out = tmp_path / "check.json"
+    args = ["--tiny", "--device", "cpu", "--dtype", "float32", "--matmul-n", "128"]
+    args += ["--matmul-repeats", "2", "--prompts", "2", "--slots", "3", "--passage-tokens", "9"]
+    args += ["--head-tokens", "12", "--steps", "1", "--out", str(out)]
+    args += ["--attn-implementation", "eager", "--compile"]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(out.read_text())
+    assert r["attn_implementation"] == "eager" and r["compiled_layers"] is True
+    assert r["readout"]["tokens_per_s"] > 0 and r["oc_sft_step"]["tokens_per_s"] > 0
+    assert r["batched_vs_alone_max_abs_diff"] < 1e-3

@@ -104,7 +104,12 @@ def test_training_step_benchmark_on_the_tiny_model(tiny_model):
     assert r["single_view"]["views"] == 1 and r["oc_sft"]["views"] == 2
     assert r["oc_sft"]["prompt_tokens"] > r["single_view"]["prompt_tokens"]
     assert r["time_ratio"] > 0 and r["goal_ratio"] == 2.1
-    assert "OC-SFT / single view" in training_benchmark_markdown(r)
+    assert r["oc_sft"]["compiled"] is False and r["oc_sft_autocast"]["autocast_bfloat16"]
+    if r["oc_sft_compiled"]["compiled"]:  # a C++ compiler was found
+        assert r["speedup_compiled"] > 0 and r["time_ratio_compiled"] > 0
+    assert r["oc_sft"]["tokens_per_second"] > 0 and r["oc_sft"]["profile"]
+    md = training_benchmark_markdown(r)
+    assert "OC-SFT / single view" in md and "OC-SFT, optimised" in md
 
 
 def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):

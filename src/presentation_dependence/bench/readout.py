@@ -100,7 +100,12 @@ def _forward_rate(reranker: GradeReranker, requests: Sequence[RerankRequest]) ->
         for r in requests
         for i in range(0, len(r.candidates), b)
     ]
-    single, stats = backend.grade_probs(prompts, builder.grade_token_ids, one_at_a_time=True)
+    compiled = reranker._compiled(backend)  # as rank() runs them (readout/speed.py)
+    _, stats = backend.grade_probs(
+        prompts, builder.grade_token_ids, one_at_a_time=True, compile=compiled
+    )
+    # the numerics pair, both uncompiled: a padded batch would compile a graph of its own
+    single, _ = backend.grade_probs(prompts, builder.grade_token_ids, one_at_a_time=True)
     batched, _ = backend.grade_probs(prompts, builder.grade_token_ids, batch_size=len(prompts))
     values = torch.arange(single[0].shape[1], dtype=torch.float64).numpy()
     batch_diff = max(
@@ -111,6 +116,7 @@ def _forward_rate(reranker: GradeReranker, requests: Sequence[RerankRequest]) ->
     # Causal attention's own matmuls (QK^T and AV over the lower triangle): 2·L·d·T² per prompt.
     attn = sum(2 * cfg.num_hidden_layers * cfg.hidden_size * len(p.input_ids) ** 2 for p in prompts)
     return {
+        "compiled": compiled,
         "attention_flops": attn,
         "achieved_flops_with_attention": (2 * n * stats.prompt_tokens + attn) / stats.seconds,
         "max_score_diff_batched_vs_one_at_a_time": batch_diff,

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["benchmarks_markdown"]
+__all__ = [
+    "benchmarks_markdown",
+    "full_markdown",
+    "profile_table",
+    "speed_markdown",
+    "training_benchmark_markdown",
+]
 
 
 def _g(x: float) -> str:
@@ -80,3 +88,199 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
             "on the 0–3 scale.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def profile_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """A Markdown table of a profile summary (``bench.speed.summarise_profile``)."""
+    out = ["| operator | share of self CPU time | ms | calls |", "|---|---|---|---|"]
+    out += [f"| `{r['op']}` | {r['share']:.1%} | {r['ms']:.0f} | {r['calls']} |" for r in rows]
+    return out
+
+
+def _paired(ratios: Sequence[float] | None) -> str:
+    if not ratios:
+        return ""
+    listed = ", ".join(f"{r:.2f}" for r in ratios)
+    return f"; median of the {len(ratios)} paired ratios **{statistics.median(ratios):.2f}×** ({listed})"
+
+
+def _rates(timings: dict[str, dict[str, float]]) -> str:
+    start, end = timings["start"], timings["end"]
+    return ", ".join(f"{k} {start[k] / 1e9:.0f}/{end[k] / 1e9:.0f}" for k in start)
+
+
+def speed_markdown(res: dict[str, Any]) -> str:
+    """The docs/BENCHMARKS.md section of ``bench.speed.readout_speed_benchmark``'s result."""
+    mm = res["matmul_flops"]
+    by = {r["lever"]: r for r in res["rows"]}
+    e, o = by["eager"], by["optimised"]
+    lines = [
+        "## Readout speed levers (issue 14)",
+        "",
+        f"`{res['model_name']}`, {res['threads']} threads, the {res['prompts']} listwise prompts "
+        f"above (B = 20, {res['tokens']:,} tokens, {res['docs']} documents), one prompt per pass "
+        "unless said. Each row changes one thing; *eager* is the path before issue 14 and "
+        "*optimised* the default now (`attn_implementation: sdpa`, `compile: auto` = on on CPU). "
+        f"Those two were timed alternately {o['timed']} times (best of each), the others once "
+        "after a warm pass. Fraction of matmul: achieved FLOP/s (2·N·T) over a 1024³ matmul in the "
+        f"row's dtype, timed before and after the rows, the higher taken (bfloat16 "
+        f"{mm['bfloat16'] / 1e9:.0f}, float32 {mm['float32'] / 1e9:.0f} GFLOP/s"
+        + (
+            f"; before/after {_rates(res['matmul_flops_timings'])}"
+            if "matmul_flops_timings" in res
+            else ""
+        )
+        + "); *+ attention* adds causal attention's 2·L·d·T². "
+        "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
+        "uncompiled reference, over all slots (0–3 scale).",
+        "",
+        "| lever | dtype | setting | docs/s | tokens/s | fraction of matmul | + attention "
+        "| max \\|ΔE[g]\\| vs reference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        bold = "**" if r["lever"] in ("eager", "optimised") else ""
+        lines.append(
+            f"| {bold}{r['lever']}{bold} | {r['dtype']} | {r['setting']} "
+            f"| {r['docs_per_second']:.2f} | {r['tokens_per_second']:.0f} "
+            f"| {r['fraction_of_matmul']:.2f} | {r['fraction_of_matmul_with_attention']:.2f} "
+            f"| {r['max_abs_de_vs_reference']:.3f} |"
+        )
+    sp = res["shared_prefix"]
+    lines += [
+        "",
+        f"Optimised over eager: **{res['optimised_over_eager']:.2f}×** the documents per second "
+        f"({o['docs_per_second']:.2f} vs {e['docs_per_second']:.2f}, best of each)"
+        + _paired(res.get("optimised_over_eager_paired"))
+        + "; readout at "
+        f"**{o['fraction_of_matmul']:.2f}** of the bfloat16 matmul rate "
+        f"({o['fraction_of_matmul_with_attention']:.2f} counting attention). The first compiled "
+        f"pass of a process took {res['first_compiled_pass_seconds']:.1f} s against "
+        f"{res['steady_compiled_pass_seconds']:.2f} s once compiled (inductor compiles one graph "
+        "per kind of call and reuses it for every prompt length; its on-disk cache shortens later "
+        "processes).",
+        "",
+        f"Shared prefix: the {sp['presentations']} presentations of one query share their first "
+        f"{sp['shared_prefix_tokens']} tokens (instruction and query) of "
+        f"{min(sp['prompt_tokens'])}–{max(sp['prompt_tokens'])}. Computing that prefix's KV "
+        f"cache once and only the suffixes after it took {sp['prefix_seconds']:.2f} s against "
+        f"{sp['full_seconds']:.2f} s for the full passes (**{sp['speedup']:.2f}×**), "
+        f"max |ΔE[g]| {sp['max_abs_de']:.3f}. " + _prefix_verdict(sp),
+        "",
+        "Where the time goes: one forward pass of the first prompt (bfloat16) under the torch "
+        "profiler, self CPU time by operator.",
+        "",
+        "Eager:",
+        "",
+        *profile_table(res["profile"]["eager"]),
+        "",
+        "Optimised (the compiled layers' fused elementwise kernels show as one row):",
+        "",
+        *profile_table(res["profile"]["optimised"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _prefix_verdict(sp: dict[str, Any]) -> str:
+    share = sp["shared_prefix_tokens"] / min(sp["prompt_tokens"])
+    return (
+        f"The prefix is {share:.0%} of each prompt, so reusing it can save at most about that "
+        f"share of the work (≤ {1 / (1 - share):.2f}× ideally); a measured ratio beyond that "
+        "bound is pass-to-pass noise, and a suffix attending to a cache needs an explicit mask "
+        "(SDPA's masked kernel, not the causal one). Not kept: the gain is bounded by the "
+        "prefix share at the project's prompt shapes."
+    )
+
+
+def full_markdown(results: dict[str, Any]) -> str:
+    """docs/BENCHMARKS.md (without its hand-kept sections) from one ``poe bench`` run."""
+    text = benchmarks_markdown(results)
+    if results.get("speed") is not None:
+        text += "\n" + speed_markdown(results["speed"])
+    g = results["generative_listwise"]
+    by_dtype = results["readout"]["by_dtype"]
+    bf = by_dtype.get("bfloat16") or next(iter(by_dtype.values()))
+    text += (
+        "\n## Generative listwise (RankGPT-style sliding window) on the same documents\n\n"
+        f"{g['generative_listwise_docs_per_second']:.3f} docs/s ({g['windows']} windows, "
+        f"{g['generated_tokens']} generated tokens, response statuses "
+        f"{g['response_statuses']}); the listwise readout "
+        f"({bf['listwise']['docs_per_second']:.2f} docs/s, same dtype) is "
+        f"**{g['readout_over_generative']:.1f}×** faster (goal ≥ 3: "
+        f"{'met' if g['goal_met'] else 'missed'}).\n"
+    )
+    if results.get("training") is not None:
+        text += "\n" + training_benchmark_markdown(results["training"])
+    conditions = results.get("conditions") or "Not stated (--conditions)."
+    return text + f"\n## Conditions of this run\n\n{conditions}\n"
+
+
+def training_benchmark_markdown(result: dict[str, Any]) -> str:
+    """A Markdown section for docs/BENCHMARKS.md."""
+    s = result["single_view"] if "single_view" in result else result["oc_sft"]
+    rows = [
+        "## Training step: OC-SFT vs single view, eager vs optimised",
+        "",
+        f"`{result['model']}`, {s['dtype']} on {s['device']} ({s['threads']} threads), LoRA r="
+        f"{result['lora_r']} ({s['trainable_parameters']:,} trainable parameters), one query with "
+        f"{result['num_candidates']} candidates cut to {result['max_passage_chars']} characters; "
+        f"each row in a fresh process, median of {len(s['step_seconds'])} steps after "
+        f"{s.get('warmup_steps', 1)} untimed; memory: {s['memory_kind']} of a warm step"
+        f"{'' if result['isolated'] else ' (in-process: indicative)'}. Eager is the step before "
+        "issue 14; optimised compiles the decoder layers (LoRA included), the default on CPU.",
+        "",
+        "| step | views | prompt tokens | time per step | tokens/s | peak step memory "
+        "| untimed first step(s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    names = {
+        "single_view": "single view, eager",
+        "oc_sft": "OC-SFT, eager",
+        "single_view_compiled": "single view, optimised",
+        "oc_sft_compiled": "OC-SFT, optimised",
+        "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
+    }
+    for key, name in names.items():
+        if key not in result:
+            continue
+        part = result[key]
+        rows.append(
+            f"| {name} | {part['views']} | {part['prompt_tokens']:,} | "
+            f"{part['seconds_median']:.3f} s | {part['tokens_per_second']:.0f} "
+            f"| {part['peak_step_mb']:.0f} MB | {part.get('warmup_seconds', 0.0):.1f} s |"
+        )
+    rows.append("")
+    for suffix, label in (("", "eager"), ("_compiled", "optimised")):
+        if "time_ratio" + suffix not in result:
+            continue
+        ok = result["meets_goal" + suffix]
+        rows.append(
+            f"Ratio OC-SFT / single view ({label}): time **{result['time_ratio' + suffix]:.2f}×** "
+            f"({'meets' if ok['time'] else 'misses'} the ≤ {result['goal_ratio']}× goal), memory "
+            f"**{result['memory_ratio' + suffix]:.2f}×** ({'meets' if ok['memory'] else 'misses'} "
+            "it)."
+        )
+    if "speedup_compiled" in result:
+        oc, opt = result["oc_sft"], result["oc_sft_compiled"]
+        rows.append(
+            f"\nOptimised OC-SFT step over eager: **{result['speedup_compiled']:.2f}×** "
+            f"({opt['tokens_per_second']:.0f} vs {oc['tokens_per_second']:.0f} tokens/s), peak "
+            f"step memory {opt['peak_step_mb']:.0f} vs {oc['peak_step_mb']:.0f} MB."
+        )
+    if "speedup_autocast" in result:
+        rows.append(
+            f"\nbfloat16 autocast over float32 weights instead of bfloat16 weights: "
+            f"{result['speedup_autocast']:.2f}× the eager step's speed (not kept when < 1)."
+        )
+    for key, label in (("oc_sft", "eager"), ("oc_sft_compiled", "optimised")):
+        prof = result.get(key, {}).get("profile")
+        if prof:
+            rows += [
+                "",
+                f"Profile of one OC-SFT step ({label}), self CPU time by operator:",
+                "",
+                *profile_table(prof),
+            ]
+    rows.append("")
+    return "\n".join(rows)

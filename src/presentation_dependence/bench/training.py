@@ -4,22 +4,30 @@ Both steps train the same student (base + LoRA r) on the same query and candidat
 same code the trainer runs (:func:`~presentation_dependence.training.model.student_scores`,
 :func:`~presentation_dependence.training.loss.readout_loss`, AdamW on the LoRA parameters):
 the single-view step reads view A, the OC-SFT step views A and B plus the consistency term.
-Goal: OC-SFT ≤ 2.1× the single-view step in time and in peak memory.
+Goal: OC-SFT ≤ 2.1× the single-view step in time and in peak memory. Each kind of step runs
+eager (``compile=False``, the step before issue 14) and optimised (compiled decoder layers,
+``readout/speed.py``), so the speed-up of the optimised step is measured in the same run.
 
 * **time**: the median wall time of ``repeats`` steps (forward, backward, optimizer step),
-  after a first step that is not timed;
-* **peak memory**: on CPU the peak resident set size during that first step minus the RSS just
+  after ``warmup`` steps that are not timed (the first compiles, when compiled);
+* **peak memory**: on CPU the peak resident set size during one warm step minus the RSS just
   before it (sampled every millisecond from ``/proc/self/statm``; tracemalloc cannot see
-  torch's allocator), i.e. activations, gradients and the optimizer state the step creates;
-  on GPU ``torch.cuda.max_memory_allocated`` during the step minus the allocation before it.
+  torch's allocator), i.e. activations, gradients and the optimizer's transient buffers; the
+  isolated process sets ``MALLOC_MMAP_THRESHOLD_`` so freed tensors leave the RSS instead of
+  staying in glibc's heap. On GPU ``torch.cuda.max_memory_allocated`` during the step minus the
+  allocation before it;
+* **profile**: one more step under the torch profiler, self CPU time by operator.
 
 With ``isolate`` (the default) each kind of step runs in a fresh spawned process, so neither
-inherits the other's allocator cache; in-process (tests) the memory figures are indicative.
+inherits the other's allocator cache or compiled graphs; in-process (tests) the memory figures
+are indicative.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import multiprocessing
 import os
 import resource
@@ -31,6 +39,7 @@ from typing import Any
 
 import torch
 
+from presentation_dependence.bench.report import training_benchmark_markdown
 from presentation_dependence.seeding import rng_from
 
 __all__ = ["GOAL_RATIO", "measure_step", "training_benchmark_markdown", "training_step_benchmark"]
@@ -87,8 +96,13 @@ def measure_step(
     lora_r: int = 8,
     num_threads: int | None = None,
     seed: int = 0,
+    compile: bool = False,
+    autocast: bool = False,
+    warmup: int = 1,
+    profile: bool = False,
 ) -> dict[str, Any]:
-    """Time and peak memory of one training step of ``mode`` (``single_view`` or ``oc_sft``)."""
+    """Time and peak memory of one training step of ``mode`` (``single_view`` or ``oc_sft``),
+    eager or with compiled decoder layers (``compile``)."""
     from presentation_dependence.config.data_config import DataConfig
     from presentation_dependence.data import load_dataset
     from presentation_dependence.rerankers.grade import GradeRerankerOptions
@@ -110,6 +124,7 @@ def measure_step(
         device="auto",
         max_passage_chars=max_passage_chars,
         chunk_size=max(n, 1),
+        compile=compile,
     )
     student = load_student(opts, LoraOptions(r=lora_r, alpha=2 * lora_r), seed=seed)
     model = student.model.to(student.device)
@@ -130,10 +145,19 @@ def measure_step(
     opt = torch.optim.AdamW(params, lr=1e-4)
     gpu = student.device.type == "cuda"
 
+    def cast() -> contextlib.AbstractContextManager[Any]:
+        if autocast:
+            return torch.autocast(student.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     def step() -> float:
-        scores = student_scores(
-            model, batch, student.grade_token_ids, use_logits_to_keep=student.use_logits_to_keep
-        )
+        with cast():
+            scores = student_scores(
+                model,
+                batch,
+                student.grade_token_ids,
+                use_logits_to_keep=student.use_logits_to_keep,
+            )
         loss = readout_loss(scores, batch["teacher_scores"], batch["candidate_mask"], lam).total
         loss.backward()
         opt.step()
@@ -142,6 +166,10 @@ def measure_step(
             torch.cuda.synchronize()
         return float(loss.detach())
 
+    t0 = time.perf_counter()
+    for _ in range(warmup):
+        step()
+    warmup_seconds = time.perf_counter() - t0
     if gpu:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -155,12 +183,30 @@ def measure_step(
         t0 = time.perf_counter()
         step()
         seconds.append(time.perf_counter() - t0)
+    ops = None
+    if profile:
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as torch_profile
+
+        from presentation_dependence.bench.speed import summarise_profile
+
+        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+            step()
+        ops = summarise_profile(prof)
+    tokens = int(batch["attention_mask"].sum())
     return {
         "mode": mode,
+        "compiled": student.compiled,
+        "autocast_bfloat16": autocast,
+        "attn_implementation": student.attn_implementation,
         "views": len(ex.views),
-        "prompt_tokens": int(batch["attention_mask"].sum()),
+        "prompt_tokens": tokens,
+        "warmup_steps": warmup,
+        "warmup_seconds": warmup_seconds,
         "step_seconds": seconds,
         "seconds_median": statistics.median(seconds),
+        "tokens_per_second": tokens / statistics.median(seconds),
+        "profile": ops,
         "peak_step_mb": peak_step / 2**20,
         "peak_rss_mb": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024,
         "memory_kind": "cuda max_memory_allocated" if gpu else "RSS increase during the step",
@@ -176,6 +222,33 @@ def _measure_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return measure_step(**kwargs)
 
 
+# name -> (mode, compile, autocast): the parts of the benchmark, each in its own process.
+PARTS: dict[str, tuple[str, bool, bool]] = {
+    "single_view": ("single_view", False, False),
+    "oc_sft": ("oc_sft", False, False),
+    "single_view_compiled": ("single_view", True, False),
+    "oc_sft_compiled": ("oc_sft", True, False),
+    "oc_sft_autocast": ("oc_sft", False, True),
+}
+# glibc returns allocations at least this large to the OS when they are freed, so the RSS of
+# the isolated process follows the live tensors and a warm step's peak is its own memory.
+MMAP_THRESHOLD = 1 << 17
+
+
+def _isolated(kwargs: dict[str, Any]) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("spawn")
+    before = os.environ.get("MALLOC_MMAP_THRESHOLD_")
+    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(MMAP_THRESHOLD)  # read by the child at start
+    try:
+        with ctx.Pool(1) as pool:
+            return pool.apply(_measure_kwargs, (kwargs,))
+    finally:
+        if before is None:
+            os.environ.pop("MALLOC_MMAP_THRESHOLD_", None)
+        else:
+            os.environ["MALLOC_MMAP_THRESHOLD_"] = before
+
+
 def training_step_benchmark(
     model_name: str = "embedded:smollm2-135m-instruct",
     *,
@@ -189,13 +262,17 @@ def training_step_benchmark(
     lora_r: int = 8,
     num_threads: int | None = None,
     isolate: bool = True,
+    parts: tuple[str, ...] = tuple(PARTS),
+    profile: bool = True,
 ) -> dict[str, Any]:
-    """One OC-SFT step vs one single-view step on the same batch: times, memory and ratios.
+    """OC-SFT vs single-view steps on the same batch, eager and optimised: times, memory, ratios.
 
-    Returns ``{"single_view": {...}, "oc_sft": {...}, "time_ratio", "memory_ratio",
-    "goal_ratio", "meets_goal": {"time", "memory"}, ...}``; each part as :func:`measure_step`.
+    Returns ``{<part>: {...}, "time_ratio", "memory_ratio", "goal_ratio", "meets_goal",
+    "compiled_speedup", ...}`` with each part (:data:`PARTS`) as :func:`measure_step`; the
+    ratios of OC-SFT to single view are those of the eager steps (and ``*_compiled`` of the
+    compiled ones when both ran).
     """
-    common = {
+    common: dict[str, Any] = {
         "model_name": model_name,
         "data_path": data_path,
         "query_index": query_index,
@@ -207,69 +284,47 @@ def training_step_benchmark(
         "lora_r": lora_r,
         "num_threads": num_threads,
     }
-    parts: dict[str, dict[str, Any]] = {}
-    for mode in ("single_view", "oc_sft"):
-        kwargs = {"mode": mode, **common}
-        if isolate:
-            ctx = multiprocessing.get_context("spawn")
-            with ctx.Pool(1) as pool:
-                parts[mode] = pool.apply(_measure_kwargs, (kwargs,))
-        else:
-            parts[mode] = measure_step(**kwargs)  # type: ignore[arg-type]
-        log.info(
-            "%s step: %.3f s (median of %d), +%.0f MB",
-            mode,
-            parts[mode]["seconds_median"],
-            repeats,
-            parts[mode]["peak_step_mb"],
-        )
-    single, oc = parts["single_view"], parts["oc_sft"]
-    time_ratio = oc["seconds_median"] / single["seconds_median"]
-    memory_ratio = (
-        oc["peak_step_mb"] / single["peak_step_mb"] if single["peak_step_mb"] > 0 else float("nan")
-    )
-    return {
+    out: dict[str, Any] = {
         "model": model_name,
         "num_candidates": num_candidates,
         "max_passage_chars": max_passage_chars,
         "lora_r": lora_r,
         "lambda": lambda_,
         "isolated": isolate,
-        "single_view": single,
-        "oc_sft": oc,
-        "time_ratio": time_ratio,
-        "memory_ratio": memory_ratio,
         "goal_ratio": GOAL_RATIO,
-        "meets_goal": {"time": time_ratio <= GOAL_RATIO, "memory": memory_ratio <= GOAL_RATIO},
     }
-
-
-def training_benchmark_markdown(result: dict[str, Any]) -> str:
-    """A Markdown section for docs/BENCHMARKS.md."""
-    s, o = result["single_view"], result["oc_sft"]
-    rows = [
-        "## Training step: OC-SFT vs single view",
-        "",
-        f"`{result['model']}`, {s['dtype']} on {s['device']} ({s['threads']} threads), LoRA r="
-        f"{result['lora_r']} ({s['trainable_parameters']:,} trainable parameters), one query with "
-        f"{result['num_candidates']} candidates cut to {result['max_passage_chars']} characters; "
-        f"median of {len(s['step_seconds'])} steps; memory: {s['memory_kind']}"
-        f"{'' if result['isolated'] else ' (in-process: indicative)'}.",
-        "",
-        "| step | views | prompt tokens | time per step | peak step memory |",
-        "|---|---|---|---|---|",
-    ]
-    for name, part in (("single view", s), ("OC-SFT", o)):
-        rows.append(
-            f"| {name} | {part['views']} | {part['prompt_tokens']:,} | "
-            f"{part['seconds_median']:.3f} s | {part['peak_step_mb']:.0f} MB |"
+    for name in parts:
+        mode, compiled, autocast = PARTS[name]
+        kwargs: dict[str, Any] = {
+            **common,
+            "mode": mode,
+            "compile": compiled,
+            "autocast": autocast,
+            "profile": profile and mode == "oc_sft" and not autocast,
+        }
+        if autocast:
+            kwargs["dtype"] = "float32"
+        out[name] = _isolated(kwargs) if isolate else measure_step(**kwargs)
+        log.info(
+            "%s step: %.3f s (median of %d), %.0f tokens/s, +%.0f MB",
+            name,
+            out[name]["seconds_median"],
+            repeats,
+            out[name]["tokens_per_second"],
+            out[name]["peak_step_mb"],
         )
-    ok = result["meets_goal"]
-    rows += [
-        "",
-        f"Ratio OC-SFT / single view: time **{result['time_ratio']:.2f}×** "
-        f"({'meets' if ok['time'] else 'misses'} the ≤ {result['goal_ratio']}× goal), memory "
-        f"**{result['memory_ratio']:.2f}×** ({'meets' if ok['memory'] else 'misses'} it).",
-        "",
-    ]
-    return "\n".join(rows)
+    for suffix in ("", "_compiled"):
+        single, oc = out.get("single_view" + suffix), out.get("oc_sft" + suffix)
+        if single is None or oc is None:
+            continue
+        t = oc["seconds_median"] / single["seconds_median"]
+        m = oc["peak_step_mb"] / single["peak_step_mb"] if single["peak_step_mb"] > 0 else math.nan
+        out["time_ratio" + suffix] = t
+        out["memory_ratio" + suffix] = m
+        out["meets_goal" + suffix] = {"time": t <= GOAL_RATIO, "memory": m <= GOAL_RATIO}
+    for name in ("oc_sft_compiled", "oc_sft_autocast"):
+        if "oc_sft" in out and name in out:
+            out[name.replace("oc_sft", "speedup")] = (
+                out["oc_sft"]["seconds_median"] / out[name]["seconds_median"]
+            )
+    return out

@@ -8,11 +8,19 @@ tensor of positions where the model's ``forward`` takes it, else the full logits
 and a softmax over the grade token ids alone gives P(g) per slot.
 
 ``one_at_a_time=True`` runs every prompt alone (no padding, no batch neighbours): the result
-for a prompt depends on that prompt only, bit for bit on one machine, thread count and dtype.
+for a prompt depends on that prompt only, bit for bit on one machine, thread count, dtype,
+attention kernel and compile setting.
+
+Speed (``readout/speed.py``, chosen by ``poe bench``): the attention kernel is fixed at load
+(``attn_implementation``, default ``sdpa``); ``compile=True`` in :meth:`grade_probs` runs the
+decoder layers through ``torch.compile`` for that call. One prompt per pass (``batch_size`` 1)
+is also the fast path: an unpadded prompt needs no attention mask, so SDPA runs its causal
+kernel, while a padded batch needs the masked one (and computes the padding).
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import time
@@ -25,6 +33,11 @@ import torch
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import BuiltPrompt
+from presentation_dependence.readout.speed import (
+    ATTN_IMPLEMENTATIONS,
+    DEFAULT_ATTN_IMPLEMENTATION,
+    LayerCompiler,
+)
 
 __all__ = [
     "CPU_DEFAULT_DTYPE",
@@ -103,6 +116,7 @@ class TransformersBackend:
         revision: str | None,
         device: torch.device,
         dtype: torch.dtype,
+        attn_implementation: str | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -116,6 +130,17 @@ class TransformersBackend:
         if pad is None:
             pad = tokenizer.eos_token_id
         self.pad_token_id = int(pad) if pad is not None else 0
+        self.attn_implementation = attn_implementation or getattr(
+            model.config, "_attn_implementation", None
+        )
+        self._compiler: LayerCompiler | None = None
+
+    @property
+    def compiler(self) -> LayerCompiler:
+        """The model's compiled decoder layers, made on first use (:mod:`.speed`)."""
+        if self._compiler is None:
+            self._compiler = LayerCompiler(self.model)
+        return self._compiler
 
     @classmethod
     def load(
@@ -126,10 +151,16 @@ class TransformersBackend:
         dtype: str = "auto",
         device: str = "auto",
         trust_remote_code: bool = False,
+        attn_implementation: str = DEFAULT_ATTN_IMPLEMENTATION,
     ) -> TransformersBackend:
         """Load model and tokenizer from a local folder or a hub name (at ``revision``)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        if attn_implementation not in ATTN_IMPLEMENTATIONS:
+            raise ConfigError(
+                f"attn_implementation must be one of {ATTN_IMPLEMENTATIONS}, "
+                f"got {attn_implementation!r}"
+            )
         dev = resolve_device(device)
         tdtype = resolve_dtype(dtype, dev)
         t0 = time.perf_counter()
@@ -137,19 +168,32 @@ class TransformersBackend:
             path, revision=revision, trust_remote_code=trust_remote_code
         )
         model: Any = AutoModelForCausalLM.from_pretrained(
-            path, revision=revision, dtype=tdtype, trust_remote_code=trust_remote_code
+            path,
+            revision=revision,
+            dtype=tdtype,
+            trust_remote_code=trust_remote_code,
+            attn_implementation=attn_implementation,
         )
         model.to(dev)
         model.eval()
         logger.info(
-            "loaded %s (hub revision %s) as %s on %s in %.1f s",
+            "loaded %s (hub revision %s) as %s on %s with %s attention in %.1f s",
             path,
             revision,
             dtype_name(tdtype),
             dev,
+            attn_implementation,
             time.perf_counter() - t0,
         )
-        return cls(model, tokenizer, path=path, revision=revision, device=dev, dtype=tdtype)
+        return cls(
+            model,
+            tokenizer,
+            path=path,
+            revision=revision,
+            device=dev,
+            dtype=tdtype,
+            attn_implementation=attn_implementation,
+        )
 
     @property
     def max_context(self) -> int | None:
@@ -170,11 +214,12 @@ class TransformersBackend:
         batch_size: int = 1,
         one_at_a_time: bool = False,
         num_threads: int | None = None,
+        compile: bool = False,
     ) -> tuple[list[np.ndarray], ForwardStats]:
         """P(grade) at every slot of every prompt: one ``(slots, grades)`` float64 array each.
 
         Prompts are run in the given order, ``batch_size`` per forward pass (1 when
-        ``one_at_a_time``).
+        ``one_at_a_time``); with ``compile`` through the compiled decoder layers.
         """
         if num_threads is not None:
             torch.set_num_threads(num_threads)
@@ -182,11 +227,13 @@ class TransformersBackend:
         stats = ForwardStats()
         out: list[np.ndarray] = []
         t_all = time.perf_counter()
-        for start in range(0, len(prompts), bs):
-            batch = prompts[start : start + bs]
-            t0 = time.perf_counter()
-            out.extend(self._forward(batch, grade_token_ids, stats))
-            stats.pass_seconds.append(time.perf_counter() - t0)
+        compiler = self.compiler if compile or self._compiler is not None else None
+        with compiler.active(compile) if compiler is not None else contextlib.nullcontext():
+            for start in range(0, len(prompts), bs):
+                batch = prompts[start : start + bs]
+                t0 = time.perf_counter()
+                out.extend(self._forward(batch, grade_token_ids, stats))
+                stats.pass_seconds.append(time.perf_counter() - t0)
         stats.seconds = time.perf_counter() - t_all
         return out, stats
 
@@ -239,6 +286,7 @@ class TransformersBackend:
             "device": str(self.device),
             "model_class": type(self.model).__name__,
             "logits_to_keep": self.supports_logits_to_keep,
+            "attn_implementation": self.attn_implementation,
             "torch": torch.__version__,
             "transformers": transformers.__version__,
         }

@@ -55,6 +55,7 @@ logger = logging.getLogger(__name__)
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICES = ("auto", "cpu", "cuda")
 _PLACEMENTS = ("sequential", "round_robin")
+_ATTN = ("sdpa", "eager")  # readout/speed.py ATTN_IMPLEMENTATIONS
 
 
 def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
@@ -84,6 +85,14 @@ class GradeRerankerOptions(RerankerOptions):
     )
     num_threads: int | None = opt(None, "torch.set_num_threads before each forward; null = leave")
     one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    attn_implementation: Literal["sdpa", "eager"] = opt(
+        "sdpa", "attention kernel: sdpa (fused, causal fast path) or eager (docs/BENCHMARKS.md)"
+    )
+    compile: bool | Literal["auto"] = opt(
+        "auto",
+        "torch.compile the decoder layers: auto = on CPU with a C++ compiler, off on GPU "
+        "(docs/BENCHMARKS.md)",
+    )
     trust_remote_code: bool = opt(False, "allow model code from the hub")
     template: str = opt("pathc_grade_v1", "readout template id (docs/SCORING.md)")
     grade_labels: tuple[str, ...] = opt(
@@ -118,6 +127,12 @@ class GradeRerankerOptions(RerankerOptions):
             raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
         if self.dtype not in _DTYPES:
             raise ConfigError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        if self.attn_implementation not in _ATTN:
+            raise ConfigError(
+                f"attn_implementation must be one of {_ATTN}, got {self.attn_implementation!r}"
+            )
+        if not (self.compile == "auto" or isinstance(self.compile, bool)):
+            raise ConfigError(f"compile must be auto, true or false, got {self.compile!r}")
         if self.placement not in _PLACEMENTS:
             raise ConfigError(f"placement must be one of {_PLACEMENTS}, got {self.placement!r}")
         for flag in ("one_at_a_time", "trust_remote_code"):
@@ -172,7 +187,7 @@ class PointwiseGradeOptions(GradeRerankerOptions):
 
 # Loaded models, shared by every reranker in the process.
 _BACKENDS: dict[
-    tuple[str, str | None, str, str, bool, str | None, str | None], TransformersBackend
+    tuple[str, str | None, str, str, bool, str | None, str | None, str], TransformersBackend
 ] = {}
 _LOCK = threading.Lock()
 
@@ -205,6 +220,7 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
         opts.trust_remote_code,
         adapter,
         adapter_sha,
+        opts.attn_implementation,
     )
     with _LOCK:
         backend = _BACKENDS.get(key)
@@ -218,6 +234,7 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
                 dtype=dtype,
                 device=str(device),
                 trust_remote_code=opts.trust_remote_code,
+                attn_implementation=opts.attn_implementation,
             )
             backend.revision = resolved.revision
             if adapter is not None:  # this backend's model is its own copy: wrap it
@@ -299,6 +316,12 @@ class GradeReranker:
             )
         return self._backend, self._builder
 
+    def _compiled(self, backend: TransformersBackend) -> bool:
+        """Whether forward passes run the compiled layers (``compile``, readout/speed.py)."""
+        from presentation_dependence.readout.speed import resolve_compile
+
+        return resolve_compile(self.options.compile, backend.device)
+
     @property
     def batch_mode(self) -> str:
         return "one_at_a_time" if self.options.one_at_a_time else "batched"
@@ -333,6 +356,7 @@ class GradeReranker:
             batch_size=opts.batch_size,
             one_at_a_time=opts.one_at_a_time,
             num_threads=opts.num_threads,
+            compile=self._compiled(backend),
         )
         details.update(
             chunks=len(chunks),
@@ -380,6 +404,7 @@ class GradeReranker:
             "chat_template_kwargs": dict(self.chat_template_kwargs),
             "model_class": info["model_class"],
             "logits_to_keep": info["logits_to_keep"],
+            "compiled": self._compiled(backend),
             "torch": info["torch"],
             "transformers": info["transformers"],
             **adapter,

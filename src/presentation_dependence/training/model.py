@@ -4,6 +4,10 @@
 at the readout positions only (``logits_to_keep`` = the sorted union of the batch's positions),
 the four grade logits are softmaxed in float32, and E[g] = Σ g·P(g) is scattered from slots back
 to candidates, so ``scores[q, v, d]`` is candidate d's score in view v of query q.
+
+Speed: the student block's ``attn_implementation`` (default ``sdpa``) and ``compile`` (``auto``:
+the decoder layers, LoRA included, through ``torch.compile`` on CPU) apply here as in serving
+(``readout/speed.py``); ``poe bench`` measures the OC-SFT step both ways (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.optional import import_optional
 from presentation_dependence.readout.backend import dtype_name, resolve_device, resolve_dtype
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
+from presentation_dependence.readout.speed import LayerCompiler, resolve_compile
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.collate import grade_token_ids
 from presentation_dependence.training.config import LoraOptions
@@ -49,6 +54,8 @@ class Student:
     dtype: torch.dtype
     device: torch.device
     use_logits_to_keep: bool
+    attn_implementation: str = "sdpa"
+    compiled: bool = False
 
     @property
     def pad_token_id(self) -> int:
@@ -71,6 +78,8 @@ class Student:
             "dtype": dtype_name(self.dtype),
             "device": str(self.device),
             "logits_to_keep": self.use_logits_to_keep,
+            "attn_implementation": self.attn_implementation,
+            "compiled": self.compiled,
             "parameters": self.parameter_counts(),
         }
 
@@ -92,13 +101,15 @@ def load_student(
 
     ``finetune="full"`` trains every weight instead (no adapter). The device is where training
     will run (the Trainer moves the model there): cuda when available unless
-    ``options.device`` says cpu.
+    ``options.device`` says cpu. With ``options.compile`` (resolved for that device) the decoder
+    layers are compiled for good (:class:`~presentation_dependence.readout.speed.LayerCompiler`).
     """
     peft = import_optional("peft", extra="train", purpose="training a student (LoRA)")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     device = resolve_device(options.device)
     dtype = resolve_dtype(options.dtype, device)
+    compiled = resolve_compile(options.compile, device)
     resolved = resolve_model(options.model_name, options.revision)
     hub_revision = resolved.revision if resolved.source == "hub" else None
     t0 = time.perf_counter()
@@ -110,6 +121,7 @@ def load_student(
         revision=hub_revision,
         dtype=dtype,
         trust_remote_code=options.trust_remote_code,
+        attn_implementation=options.attn_implementation,
     )
     if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
         base.hf_quantizer = None
@@ -129,6 +141,8 @@ def load_student(
             task_type="CAUSAL_LM",
         )
         model = peft.get_peft_model(base, config)
+    if compiled:
+        LayerCompiler(model).enable()
     budget = options.max_prompt_tokens
     if budget is None:
         text_config = base.config.get_text_config()
@@ -150,13 +164,17 @@ def load_student(
         dtype=dtype,
         device=device,
         use_logits_to_keep=takes_logits_to_keep(model),
+        attn_implementation=options.attn_implementation,
+        compiled=compiled,
     )
     counts = student.parameter_counts()
     log.info(
-        "student %s (%s) in %s: %d trainable of %d parameters, loaded in %.1f s",
+        "student %s (%s) in %s, %s attention%s: %d trainable of %d parameters, loaded in %.1f s",
         resolved.model_name,
         resolved.revision,
         dtype_name(dtype),
+        options.attn_implementation,
+        ", compiled layers" if compiled else "",
         counts["trainable"],
         counts["total"],
         time.perf_counter() - t0,
