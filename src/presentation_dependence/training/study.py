@@ -48,13 +48,15 @@ CHOSEN = "<chosen adapter of {selection}>"
 
 @dataclass(frozen=True)
 class Step:
-    """One command; ``done`` names a file whose existence means the step can be skipped."""
+    """One command; ``done`` names a file whose existence means the step can be skipped;
+    ``blocked`` why it cannot run (it is skipped with that reason)."""
 
     name: str
     argv: list[str]
     done: str | None = None
     needs_chosen_adapter: bool = field(default=False)
     lane: str = "main"
+    blocked: str | None = None
 
 
 @dataclass(frozen=True)
