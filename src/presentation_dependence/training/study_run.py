@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.provenance import utc_now
 from presentation_dependence.training.study import (
     CHOSEN,
     STUDENT_NAMES,
@@ -96,17 +97,13 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def _record(timings: Path, step: Step, seconds: float) -> None:
     timings.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "step": step.name,
         "lane": step.lane,
         "seconds": round(seconds, 1),
-        "utc_end": _utc_now(),
+        "utc_end": utc_now(),
     }
     with timings.open("a", encoding="utf-8") as f:  # one short line: an atomic append
         f.write(json.dumps(record) + "\n")
@@ -137,7 +134,7 @@ def run_steps(
             log.info("skip %s: %s exists", step.name, step.done)
             continue
         line = shlex.join(argv := resolve(step))
-        log.info("step %s (%s UTC): %s", step.name, _utc_now(), line)
+        log.info("step %s (%s UTC): %s", step.name, utc_now(), line)
         t0 = time.perf_counter()
         rc = subprocess.run(argv, check=False).returncode
         if rc != 0:
