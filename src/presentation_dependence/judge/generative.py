@@ -102,6 +102,11 @@ JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
 }
 
 
+def check_template(name: str) -> None:
+    if name not in JUDGE_TEMPLATES:
+        raise ConfigError(f"unknown judge template {name!r}: {sorted(JUDGE_TEMPLATES)}")
+
+
 @dataclass(frozen=True)
 class TransformersJudgeOptions(JudgeOptions):
     """Options of the generative judge (greedy, temperature 0)."""
@@ -132,10 +137,7 @@ class TransformersJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
-        if self.template not in JUDGE_TEMPLATES:
-            raise ConfigError(
-                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
-            )
+        check_template(self.template)
         if self.parser_rule not in PARSER_RULES:
             raise ConfigError(
                 f"parser_rule must be one of {PARSER_RULES}, got {self.parser_rule!r}"

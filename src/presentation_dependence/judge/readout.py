@@ -43,7 +43,7 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.judge.base import JUDGES, JudgeOptions
-from presentation_dependence.judge.generative import JUDGE_TEMPLATES, ChatModelJudge
+from presentation_dependence.judge.generative import ChatModelJudge, check_template
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
@@ -94,10 +94,7 @@ class ReadoutJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
-        if self.template not in JUDGE_TEMPLATES:
-            raise ConfigError(
-                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
-            )
+        check_template(self.template)
         check_counts(self, "batch_size")
         check_counts(self, "max_response_chars", nullable=True)
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):

@@ -293,9 +293,7 @@ class StageCommand:
         every perturbation of the ``robustness`` block, and the same-order null."""
         rob = self.cfg.robustness
         b = getattr(self.cfg.reranker.options, "chunk_size", None)
-        ctx = PerturbationContext(
-            grades, rob.relevant_grade, int(b) if isinstance(b, int) else None
-        )
+        ctx = PerturbationContext(grades, rob.relevant_grade, b if isinstance(b, int) else None)
         n, m, seed = len(req.candidates), rob.num_presentations, self.presentation_seed
         out = {k: draw_presentations(k, n, m, seed, req.query.qid, ctx) for k in rob.perturbations}
         out[NULL] = same_order(n, rob.null_repeats or m)

@@ -97,18 +97,6 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
-def _record(timings: Path, step: Step, seconds: float) -> None:
-    timings.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "step": step.name,
-        "lane": step.lane,
-        "seconds": round(seconds, 1),
-        "utc_end": utc_now(),
-    }
-    with timings.open("a", encoding="utf-8") as f:  # one short line: an atomic append
-        f.write(json.dumps(record) + "\n")
-
-
 def run_steps(
     steps: Sequence[Step],
     *,
@@ -145,8 +133,11 @@ def run_steps(
             continue
         seconds = time.perf_counter() - t0
         log.info("step %s done in %.0f s", step.name, seconds)
-        if timings is not None:
-            _record(timings, step, seconds)
+        if timings is not None:  # one short line each: an atomic append
+            timings.parent.mkdir(parents=True, exist_ok=True)
+            record = {"step": step.name, "lane": step.lane, "seconds": round(seconds, 1)}
+            with timings.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({**record, "utc_end": utc_now()}) + "\n")
     return status
 
 
