@@ -19,12 +19,32 @@ from presentation_dependence.registry import did_you_mean
 
 T = TypeVar("T")
 
-__all__ = ["build_dataclass", "check_type", "opt", "to_plain"]
+__all__ = ["build_dataclass", "check_counts", "check_type", "checked_options", "opt", "to_plain"]
 
 
 def opt(default: Any, help_: str) -> Any:
     """A dataclass field with a default and the ``help`` text the schema docs show."""
     return field(default=default, metadata={"help": help_})
+
+
+def checked_options(owner: object, options: Any, cls: type[T]) -> T:
+    """What a reranker's or judge's ``__init__`` takes: ``options`` (None: the owner's
+    ``config_cls()``), checked to be a ``cls``."""
+    opts = options if options is not None else getattr(owner, "config_cls", cls)()
+    if not isinstance(opts, cls):
+        raise TypeError(f"{type(owner).__name__} takes {cls.__name__}, got {opts!r}")
+    return opts
+
+
+def check_counts(obj: object, *names: str, nullable: bool = False) -> None:
+    """Each field ``name`` of ``obj`` is an integer >= 1 (or null, where ``nullable``)."""
+    for name in names:
+        v = getattr(obj, name)
+        if not (v is None and nullable) and (
+            isinstance(v, bool) or not isinstance(v, int) or v < 1
+        ):
+            null = " or null" if nullable else ""
+            raise ConfigError(f"{name} must be an integer >= 1{null}, got {v!r}")
 
 
 def _type_name(tp: Any) -> str:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the protocol only: rerankers (a higher layer) import this m
     from presentation_dependence.rerankers.base import Reranker
 
 __all__ = [
+    "NULL",
     "PERTURBATIONS",
     "PerturbationContext",
     "PresentationScores",
@@ -57,6 +58,7 @@ class PerturbationContext:
 
 Perturbation = Callable[[int, int, np.random.Generator, PerturbationContext], np.ndarray]
 PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
+NULL = "same_order"  # the variant name of the same-order null (PSI, QA)
 
 
 def presentation_rng(seed: int, *stream: str) -> np.random.Generator:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import hashlib
 import importlib.metadata
 import platform
 import subprocess
@@ -11,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect_provenance", "git_state", "package_versions"]
+__all__ = ["collect_provenance", "file_sha256", "git_state", "utc_now"]
+__all__ += ["package_version", "package_versions"]
 
 PACKAGES = (
     "presentation-dependence",
@@ -32,15 +35,36 @@ PACKAGES = (
 )
 
 
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks; cached per path, size and mtime."""
+    st = Path(path).stat()
+    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str]:
     """Installed versions of ``names``; packages that are not installed are left out."""
-    out = {}
-    for n in names:
-        try:
-            out[n] = importlib.metadata.version(n)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
+    return {n: v for n in names if (v := package_version(n)) is not None}
 
 
 def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
@@ -69,7 +93,7 @@ def collect_provenance(
 ) -> dict[str, Any]:
     """One invocation's provenance. Callers write it through :func:`secrets.redact`."""
     return {
-        "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "time_utc": utc_now(),
         "command": list(argv if argv is not None else sys.argv),
         "git": git_state(),
         "python": sys.version.split()[0],

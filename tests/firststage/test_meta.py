@@ -10,11 +10,11 @@ from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.firststage.meta import (
     CollectionInfo,
     RunRecord,
-    file_sha256,
     read_dataset_meta,
     record_run,
     update_files,
 )
+from presentation_dependence.provenance import file_sha256
 
 
 def _record(desc: str = "BM25") -> RunRecord:

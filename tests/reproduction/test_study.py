@@ -17,8 +17,6 @@ from presentation_dependence.reproduction.plan import Environment, make_plan
 from presentation_dependence.reproduction.populations import load_population
 from presentation_dependence.reproduction.results_index import load_index
 from presentation_dependence.reproduction.study import (
-    StageCommand,
-    run_stage,
     select_jobs,
     stage_commands,
 )
@@ -29,6 +27,8 @@ from presentation_dependence.reproduction.tasks import (
     list_tasks,
     load_task,
 )
+from presentation_dependence.training.study import Step
+from presentation_dependence.training.study_run import run_steps
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,13 +106,13 @@ def test_stage_run_end_to_end(study_root: Path, monkeypatch: pytest.MonkeyPatch)
     generate_configs(jobs)
     rerank = stage_commands(task, task.stage("rerank"), jobs)
     assert (
-        run_stage(rerank, dry_run=True) == 0
+        run_steps(rerank, dry_run=True) == 0
         and not (study_root / "runs").joinpath("study", "tiny-task", "local-rl--given").exists()
     )
-    assert run_stage(rerank) == 0
+    assert run_steps(rerank) == 0
     for j in jobs:
         assert (study_root / j.run_dir / "metrics.json").is_file()
-    assert run_stage(stage_commands(task, task.stage("record"), jobs)) == 0
+    assert run_steps(stage_commands(task, task.stage("record"), jobs)) == 0
     entries = load_index(study_root / "idx.yaml")
     assert sorted(e["config_id"] for e in entries) == ["local-beir--given", "local-rl--given"]
     beir = next(e for e in entries if e["config_id"] == "local-beir--given")
@@ -121,11 +121,11 @@ def test_stage_run_end_to_end(study_root: Path, monkeypatch: pytest.MonkeyPatch)
     assert echo[0].blocked is None and str(jobs[0].run_dir) in echo[0].argv
     marker = study_root / "ran.txt"
     failing = [
-        StageCommand("rerank", "a", (sys.executable, "-c", "raise SystemExit(3)")),
-        StageCommand("rerank", "b", (sys.executable, "-c", f"open({str(marker)!r}, 'w')")),
+        Step("a", [sys.executable, "-c", "raise SystemExit(3)"], lane="rerank"),
+        Step("b", [sys.executable, "-c", f"open({str(marker)!r}, 'w')"], lane="rerank"),
     ]
-    assert run_stage(failing) == 3 and not marker.exists()
-    assert run_stage(failing, keep_going=True) == 3 and marker.exists()
+    assert run_steps(failing) == 3 and not marker.exists()
+    assert run_steps(failing, keep_going=True) == 3 and marker.exists()
 
 
 def test_study_script(

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.presentations import draw_orders
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker
@@ -82,8 +83,9 @@ def test_registered_and_base_normalised_eagerly() -> None:
     ],
 )
 def test_options_are_validated(kw: dict[str, Any], match: str) -> None:
+    """As a config block is built (types checked by build_dataclass, ranges by the options)."""
     with pytest.raises(ConfigError, match=match):
-        BatchedSelfConsistencyOptions(**kw)
+        build_dataclass(BatchedSelfConsistencyOptions, kw)
 
 
 def test_orders_depend_on_seed_and_qid_only() -> None:

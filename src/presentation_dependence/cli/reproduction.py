@@ -16,6 +16,7 @@ broken. ``--data-root`` belongs to ``presdep study`` (before the group).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,18 +116,19 @@ def _stage_list(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _stage_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.reproduction.study import run_stage, stage_commands, task_jobs
+    from presentation_dependence.reproduction.study import stage_commands, task_jobs
     from presentation_dependence.reproduction.tasks import load_task
+    from presentation_dependence.training.study_run import run_steps
 
     task = load_task(args.task)
     jobs = task_jobs(task, patterns=args.jobs)
     cmds = stage_commands(task, task.stage(args.stage), jobs, data_root=args.data_root)
     if args.stage_action == "commands":
         for c in cmds:
-            line = f"# blocked: {c.blocked}\n# {c.shell()}" if c.blocked else c.shell()
-            sys.stdout.write(line + "\n")
+            line = shlex.join(c.argv)
+            sys.stdout.write(f"# blocked: {c.blocked}\n# {line}\n" if c.blocked else line + "\n")
         return EXIT_OK
-    return run_stage(cmds, dry_run=args.dry_run, keep_going=args.keep_going)
+    return run_steps(cmds, dry_run=args.dry_run, keep_going=args.keep_going)
 
 
 def _appendix(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -67,12 +67,3 @@ class EvalConfig:
             if parse_measure(name) not in out.values():
                 out[name] = parse_measure(name)
         return out
-
-    def trec_eval_measures(self) -> dict[str, str]:
-        """``{configured name: pytrec_eval name}`` of the measures trec_eval has, in config order."""
-        out = {}
-        for m in self.measures:
-            trec = trec_eval_name(parse_measure(m))
-            if trec is not None:
-                out[m] = trec
-        return out

@@ -23,7 +23,7 @@ are errors, so a typo or another format cannot pass silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,9 +31,8 @@ from typing import Any
 from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data.loaders import LOADERS, Dataset, Loader
 from presentation_dependence.errors import ConfigError, InputFormatError
-from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line
+from presentation_dependence.io._lines import check_id, check_keys, iter_lines, parse_json_line
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
-from presentation_dependence.registry import did_you_mean
 
 __all__ = ["HotpotQALoader", "HotpotQARecords", "load_answers", "read_hotpotqa"]
 
@@ -56,18 +55,6 @@ class HotpotQARecords:
     answers: Mapping[str, tuple[str, ...]]
 
 
-def _check_keys(path: Path, lineno: int, obj: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise InputFormatError(
-                path,
-                lineno,
-                f"only the keys {', '.join(allowed)}",
-                f"unknown key {key!r}.{did_you_mean(str(key), list(allowed))}",
-                FIX,
-            )
-
-
 def _text(path: Path, lineno: int, value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputFormatError(path, lineno, f"a non-empty string {what}", repr(value)[:60], FIX)
@@ -85,7 +72,7 @@ def _answers(path: Path, lineno: int, raw: Any) -> tuple[str, ...]:
             raise InputFormatError(
                 path, lineno, f"answers_objects[{pos}] as an object", repr(obj)[:60], FIX
             )
-        _check_keys(path, lineno, obj, _ANSWER_KEYS)
+        check_keys(path, lineno, obj, _ANSWER_KEYS, FIX)
         spans = obj.get("spans", [])
         if not isinstance(spans, list) or not all(isinstance(s, str) for s in spans):
             raise InputFormatError(
@@ -115,7 +102,7 @@ def _contexts(
             raise InputFormatError(
                 path, lineno, f"contexts[{pos}] as an object", repr(ctx)[:60], FIX
             )
-        _check_keys(path, lineno, ctx, _CONTEXT_KEYS)
+        check_keys(path, lineno, ctx, _CONTEXT_KEYS, FIX)
         cid = ctx.get("id")
         if isinstance(cid, bool) or not isinstance(cid, (str, int)) or not str(cid).strip():
             raise InputFormatError(
@@ -155,7 +142,7 @@ def read_hotpotqa(path: str | Path) -> HotpotQARecords:
     seen: dict[str, int] = {}
     for lineno, line in iter_lines(path):
         obj = parse_json_line(path, lineno, line)
-        _check_keys(path, lineno, obj, _LINE_KEYS)
+        check_keys(path, lineno, obj, _LINE_KEYS, FIX)
         for key in _LINE_KEYS:
             if key not in obj:
                 raise InputFormatError(path, lineno, f"the key {key!r}", "it is missing", FIX)

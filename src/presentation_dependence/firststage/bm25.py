@@ -33,15 +33,13 @@ from presentation_dependence.firststage.meta import (
     CollectionInfo,
     RunRecord,
     ensure_compatible,
-    file_sha256,
-    library_versions,
     record_run,
-    utc_now,
 )
 from presentation_dependence.firststage.requirements import check_module, require
 from presentation_dependence.io.beir import read_beir_corpus, read_beir_qrels, read_beir_queries
 from presentation_dependence.io.trec import write_run
 from presentation_dependence.metrics.measures import evaluate_run
+from presentation_dependence.provenance import file_sha256, package_versions, utc_now
 from presentation_dependence.records import Qrels, Run, RunEntry
 
 __all__ = [
@@ -317,7 +315,7 @@ def run_bm25s_beir(
         retriever="bm25s",
         description=params.describe(),
         parameters={**params.to_dict(), "split": split, "all_queries": all_queries},
-        libraries=library_versions(["bm25s", "PyStemmer", "numpy", "presentation-dependence"]),
+        libraries=package_versions(["bm25s", "PyStemmer", "numpy", "presentation-dependence"]),
         depth=params.depth,
         created_utc=utc_now(),
         command=list(argv),

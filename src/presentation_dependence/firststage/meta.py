@@ -30,9 +30,7 @@ unknown keys are errors.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,30 +49,14 @@ __all__ = [
     "DatasetMeta",
     "RunRecord",
     "ensure_compatible",
-    "file_sha256",
-    "library_versions",
     "read_dataset_meta",
     "record_run",
     "update_files",
-    "utc_now",
 ]
 
 META_FILE = "dataset_meta.yaml"
 SCHEMA = "presdep.dataset_meta/v1"
 Layout = Literal["beir", "pyserini", "ir_datasets", "rankllm_json", "fixture"]
-
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -202,19 +184,6 @@ def record_run(
     all_files.update(files or {})
     meta = DatasetMeta(dataset=dataset, collection=collection, runs=runs, files=all_files)
     return atomic_write_text(path, meta.to_yaml())
-
-
-def library_versions(names: Sequence[str]) -> dict[str, str]:
-    """Installed versions of ``names`` (distribution names); missing ones are left out."""
-    import importlib.metadata
-
-    out: dict[str, str] = {}
-    for n in names:
-        try:
-            out[n] = importlib.metadata.version(n)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
 
 
 def update_files(folder: str | Path, files: Mapping[str, str]) -> Path:

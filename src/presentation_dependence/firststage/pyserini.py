@@ -22,9 +22,7 @@ from presentation_dependence.errors import PresdepError
 from presentation_dependence.firststage.meta import (
     CollectionInfo,
     RunRecord,
-    library_versions,
     record_run,
-    utc_now,
 )
 from presentation_dependence.firststage.requirements import (
     Problem,
@@ -44,6 +42,7 @@ from presentation_dependence.io.trec import (
     write_run,
     write_topics,
 )
+from presentation_dependence.provenance import package_versions, utc_now
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest, Run, RunEntry
 
 __all__ = [
@@ -190,7 +189,7 @@ def fetch_pyserini_dataset(
         description=spec.label,
         parameters={**spec.to_dict(), "depth": depth},
         libraries={
-            **library_versions(["pyserini", "presentation-dependence"]),
+            **package_versions(["pyserini", "presentation-dependence"]),
             "java": str(java_major_version(Path(java) / "bin" / "java") if java else "PATH"),
         },
         depth=depth,

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
+from presentation_dependence.registry import did_you_mean
 
-__all__ = ["check_id", "iter_lines", "parse_float", "parse_int", "parse_json_line", "read_text"]
+__all__ = ["check_id", "check_keys", "iter_lines", "parse_float", "parse_int"]
+__all__ += ["parse_json_line", "read_text"]
 
 
 BOM = b"\xef\xbb\xbf"
+
+
+def check_keys(
+    path: Path, lineno: int, obj: Mapping[str, Any], allowed: Sequence[str], fix: str
+) -> None:
+    """An :class:`InputFormatError` (with a did-you-mean) for a key of ``obj`` not ``allowed``."""
+    for key in obj:
+        if key not in allowed:
+            expected = f"only the keys {', '.join(allowed)}"
+            unknown = f"unknown key {key!r}.{did_you_mean(str(key), list(allowed))}"
+            raise InputFormatError(path, lineno, expected, unknown, fix)
 
 
 def read_text(path: Path) -> str:

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.io._lines import check_id, iter_lines, parse_json_line
+from presentation_dependence.io._lines import check_id, check_keys, iter_lines, parse_json_line
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
-from presentation_dependence.registry import did_you_mean
 
 __all__ = ["read_fixture", "write_fixture"]
 
@@ -35,18 +34,6 @@ _LINE_KEYS = ("qid", "query", "candidates", "qrels")
 _CAND_KEYS = ("docid", "text", "rank", "score")
 
 
-def _check_keys(path: Path, lineno: int, obj: dict[str, Any], allowed: Sequence[str]) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise InputFormatError(
-                path,
-                lineno,
-                f"only the keys {', '.join(allowed)}",
-                f"unknown key {key!r}.{did_you_mean(key, list(allowed))}",
-                FIX,
-            )
-
-
 def _id(path: Path, lineno: int, value: Any, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
         raise InputFormatError(path, lineno, f"a non-empty {what}", repr(value), FIX)
@@ -56,7 +43,7 @@ def _id(path: Path, lineno: int, value: Any, what: str) -> str:
 def _candidate(path: Path, lineno: int, pos: int, c: Any) -> Candidate:
     if not isinstance(c, dict):
         raise InputFormatError(path, lineno, f"candidate {pos} as an object", repr(c)[:40], FIX)
-    _check_keys(path, lineno, c, _CAND_KEYS)
+    check_keys(path, lineno, c, _CAND_KEYS, FIX)
     docid = _id(path, lineno, c.get("docid"), f"docid (candidate {pos})")
     text, rank, score = c.get("text"), c.get("rank", pos), c.get("score")
     if not isinstance(text, str):
@@ -80,7 +67,7 @@ def read_fixture(path: str | Path) -> tuple[list[RerankRequest], Qrels]:
     seen: dict[str, int] = {}
     for lineno, line in iter_lines(path):
         obj = parse_json_line(path, lineno, line)
-        _check_keys(path, lineno, obj, _LINE_KEYS)
+        check_keys(path, lineno, obj, _LINE_KEYS, FIX)
         qid = _id(path, lineno, obj.get("qid"), "qid")
         if qid in seen:
             raise InputFormatError(

@@ -17,7 +17,6 @@ A response ends at the first end-of-sequence token (not kept; ``finish = "eos"``
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import threading
@@ -31,6 +30,7 @@ import torch
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.models.embedded import resolve_model
+from presentation_dependence.provenance import file_sha256
 from presentation_dependence.readout.backend import (
     TransformersBackend,
     dtype_name,
@@ -212,22 +212,6 @@ def _folder_sha256(folder: Path) -> str:
     )
     h = hashlib.sha256()
     for p in files:
-        st = p.stat()
         h.update(p.name.encode("utf-8"))
-        h.update(_file_sha256(p, st.st_size, st.st_mtime_ns).encode("ascii"))
+        h.update(file_sha256(p).encode("ascii"))
     return h.hexdigest()[:16]
-
-
-@functools.lru_cache(maxsize=64)
-def _file_sha256(path: Path, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def clear_generators() -> None:
-    """Forget loaded models (tests)."""
-    with _LOCK:
-        _GENERATORS.clear()

@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.parser import PARSER_RULES, parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 
 __all__ = [
     "JUDGE_TEMPLATES",
+    "ChatModelJudge",
     "JudgeTemplate",
     "TransformersJudge",
     "TransformersJudgeOptions",
@@ -100,6 +102,11 @@ JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
 }
 
 
+def check_template(name: str) -> None:
+    if name not in JUDGE_TEMPLATES:
+        raise ConfigError(f"unknown judge template {name!r}: {sorted(JUDGE_TEMPLATES)}")
+
+
 @dataclass(frozen=True)
 class TransformersJudgeOptions(JudgeOptions):
     """Options of the generative judge (greedy, temperature 0)."""
@@ -130,55 +137,81 @@ class TransformersJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
-        if self.template not in JUDGE_TEMPLATES:
-            raise ConfigError(
-                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
-            )
+        check_template(self.template)
         if self.parser_rule not in PARSER_RULES:
             raise ConfigError(
                 f"parser_rule must be one of {PARSER_RULES}, got {self.parser_rule!r}"
             )
-        for name in ("max_new_tokens", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.max_response_chars is not None and self.max_response_chars < 1:
-            raise ConfigError(
-                f"max_response_chars must be >= 1 or null, got {self.max_response_chars}"
-            )
+        check_counts(self, "max_new_tokens", "batch_size")
+        check_counts(self, "max_response_chars", nullable=True)
 
 
-@JUDGES.register("transformers")
-class TransformersJudge:
-    """The N-way generative judge on a transformers causal LM."""
+class ChatModelJudge:
+    """What the transformers judges share: checked options, the template, the model (loaded on
+    first use), the prompt's user turn and the identity (``judge_class``, ``parser_version``)."""
 
-    config_cls: ClassVar[type[JudgeOptions]] = TransformersJudgeOptions
+    config_cls: ClassVar[type[JudgeOptions]]
+    judge_class: ClassVar[str]
+    options: Any  # the subclass's options
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
-        opts = options if options is not None else TransformersJudgeOptions()
-        if not isinstance(opts, TransformersJudgeOptions):
-            raise TypeError(f"TransformersJudge takes TransformersJudgeOptions, got {opts!r}")
-        self.options = opts
-        self.template = JUDGE_TEMPLATES[opts.template]
-        self._generator: Any = None
+        self.options = checked_options(self, options, self.config_cls)
+        self.template = JUDGE_TEMPLATES[self.options.template]
+        self._backend: Any = None
         self._snapshot: str | None = None
 
-    def _ensure_loaded(self) -> Any:
-        if self._generator is None:
-            from presentation_dependence.judge.generation import (
-                TransformersGenerator,
-                load_generator,
-            )
+    def _load(self) -> Any:
+        """The model's :class:`~presentation_dependence.readout.backend.TransformersBackend`."""
+        if self._backend is None:
+            from presentation_dependence.judge.generation import load_generator
 
             o = self.options
-            backend, self._snapshot = load_generator(
+            self._backend, self._snapshot = load_generator(
                 o.model_name,
                 revision=o.revision,
                 dtype=o.dtype,
                 device=o.device,
                 trust_remote_code=o.trust_remote_code,
             )
+        return self._backend
+
+    @property
+    @abstractmethod
+    def prompt_version(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def parser_version(self) -> str: ...
+
+    def prompt_text(self, req: JudgeRequest) -> str:
+        """The user turn: the judge template with the responses in slot order."""
+        cut = self.options.max_response_chars
+        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
+        return self.template.render(req.item.prompt.strip(), answers)
+
+    def identity(self) -> JudgeIdentity:
+        self._load()
+        assert self._snapshot is not None
+        version, seed = self.prompt_version, self.options.seed
+        return JudgeIdentity(self.judge_class, self._snapshot, version, self.parser_version, seed)
+
+
+@JUDGES.register("transformers")
+class TransformersJudge(ChatModelJudge):
+    """The N-way generative judge on a transformers causal LM."""
+
+    config_cls: ClassVar[type[JudgeOptions]] = TransformersJudgeOptions
+    judge_class: ClassVar[str] = "transformers"
+    options: TransformersJudgeOptions
+    _generator: Any = None
+
+    def _ensure_loaded(self) -> Any:
+        if self._generator is None:
+            from presentation_dependence.judge.generation import TransformersGenerator
+
+            o = self.options
             self._generator = TransformersGenerator(
-                backend, max_new_tokens=o.max_new_tokens, seed=o.seed
+                self._load(), max_new_tokens=o.max_new_tokens, seed=o.seed
             )
         return self._generator
 
@@ -190,10 +223,9 @@ class TransformersJudge:
             return self.template.version
         return f"{self.template.version}+prefix:{hashlib.sha256(pre.encode()).hexdigest()[:8]}"
 
-    def prompt_text(self, req: JudgeRequest) -> str:
-        cut = self.options.max_response_chars
-        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
-        return self.template.render(req.item.prompt.strip(), answers)
+    @property
+    def parser_version(self) -> str:
+        return parser_version(self.options.parser_rule)
 
     def judge(
         self,
@@ -240,17 +272,6 @@ class TransformersJudge:
             )
             for r, g in zip(requests, outs, strict=True)
         ]
-
-    def identity(self) -> JudgeIdentity:
-        self._ensure_loaded()
-        assert self._snapshot is not None
-        return JudgeIdentity(
-            judge_class="transformers",
-            model_snapshot=self._snapshot,
-            prompt_version=self.prompt_version,
-            parser_version=parser_version(self.options.parser_rule),
-            seed=self.options.seed,
-        )
 
     def describe(self) -> dict[str, Any]:
         gen = self._ensure_loaded()

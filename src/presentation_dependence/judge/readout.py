@@ -41,9 +41,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
-from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
-from presentation_dependence.judge.generative import JUDGE_TEMPLATES
+from presentation_dependence.fields import check_counts, opt
+from presentation_dependence.judge.base import JUDGES, JudgeOptions
+from presentation_dependence.judge.generative import ChatModelJudge, check_template
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
@@ -94,16 +94,9 @@ class ReadoutJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
-        if self.template not in JUDGE_TEMPLATES:
-            raise ConfigError(
-                f"unknown judge template {self.template!r}: {sorted(JUDGE_TEMPLATES)}"
-            )
-        if self.batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {self.batch_size}")
-        if self.max_response_chars is not None and self.max_response_chars < 1:
-            raise ConfigError(
-                f"max_response_chars must be >= 1 or null, got {self.max_response_chars}"
-            )
+        check_template(self.template)
+        check_counts(self, "batch_size")
+        check_counts(self, "max_response_chars", nullable=True)
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(
                 f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}"
@@ -153,49 +146,23 @@ def argmax_verdict(probs: np.ndarray, seed: int, req: JudgeRequest) -> tuple[int
 
 
 @JUDGES.register("readout")
-class ReadoutJudge:
+class ReadoutJudge(ChatModelJudge):
     """The N-way verdict readout on a transformers causal LM (module docstring)."""
 
     config_cls: ClassVar[type[JudgeOptions]] = ReadoutJudgeOptions
-
-    def __init__(self, options: JudgeOptions | None = None) -> None:
-        opts = options if options is not None else ReadoutJudgeOptions()
-        if not isinstance(opts, ReadoutJudgeOptions):
-            raise TypeError(f"ReadoutJudge takes ReadoutJudgeOptions, got {opts!r}")
-        self.options = opts
-        self.template = JUDGE_TEMPLATES[opts.template]
-        self._backend: Any = None
-        self._snapshot: str | None = None
-
-    def _ensure_loaded(self) -> Any:
-        if self._backend is None:
-            from presentation_dependence.judge.generation import load_generator
-
-            o = self.options
-            self._backend, self._snapshot = load_generator(
-                o.model_name,
-                revision=o.revision,
-                dtype=o.dtype,
-                device=o.device,
-                trust_remote_code=o.trust_remote_code,
-            )
-        return self._backend
+    judge_class: ClassVar[str] = "readout"
+    options: ReadoutJudgeOptions
+    parser_version = READOUT_PARSER_VERSION
 
     @property
     def prompt_version(self) -> str:
         sk = hashlib.sha256(self.options.skeleton.encode("utf-8")).hexdigest()[:8]
         return f"{self.template.version}+readout:{sk}"
 
-    def prompt_text(self, req: JudgeRequest) -> str:
-        """The user turn: the judge template with the responses in slot order."""
-        cut = self.options.max_response_chars
-        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
-        return self.template.render(req.item.prompt.strip(), answers)
-
     def build(self, req: JudgeRequest) -> tuple[BuiltPrompt, tuple[int, ...]]:
         """The tokenized prompt (chat template + skeleton + a teacher-forced letter at the slot)
         and the N label token ids, checked in this prompt's context."""
-        backend = self._ensure_loaded()
+        backend = self._load()
         tok = backend.tokenizer
         if not getattr(tok, "chat_template", None):
             raise ConfigError(f"{backend.path}: the tokenizer has no chat template")
@@ -230,7 +197,7 @@ class ReadoutJudge:
         batch_size: int | None = None,
         one_at_a_time: bool | None = None,
     ) -> list[JudgeRecord]:
-        backend = self._ensure_loaded()
+        backend = self._load()
         o = self.options
         built = [self.build(r) for r in requests]
         out: list[JudgeRecord | None] = [None] * len(requests)
@@ -271,19 +238,8 @@ class ReadoutJudge:
             },
         )
 
-    def identity(self) -> JudgeIdentity:
-        self._ensure_loaded()
-        assert self._snapshot is not None
-        return JudgeIdentity(
-            judge_class="readout",
-            model_snapshot=self._snapshot,
-            prompt_version=self.prompt_version,
-            parser_version=READOUT_PARSER_VERSION,
-            seed=self.options.seed,
-        )
-
     def describe(self) -> dict[str, Any]:
-        backend = self._ensure_loaded()
+        backend = self._load()
         return {
             "judge_class": "readout",
             **self.identity().to_dict(),

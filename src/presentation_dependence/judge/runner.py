@@ -56,7 +56,7 @@ from presentation_dependence.judge.report import (
 )
 from presentation_dependence.judge.scoring import summarise_noise, summarise_records
 from presentation_dependence.judge.sweep import PARTS_DIR, judge_in_parts, run_noise
-from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.provenance import collect_provenance, utc_now
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.secrets import redact, redact_obj
 from presentation_dependence.seeding import named_rng
@@ -176,7 +176,7 @@ def run_gate_task(
             **verdict.to_dict(),
             "config": redact_obj(cfg.to_plain()),
             "command": redact_obj(list(argv)) if argv is not None else None,
-            "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "time_utc": utc_now(),
         },
     )
     log.info("gate verdict written to %s", path)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import checked_options, opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.parser import parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
@@ -54,10 +54,7 @@ class ScriptedJudge:
     config_cls: ClassVar[type[JudgeOptions]] = ScriptedJudgeOptions
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
-        opts = options if options is not None else ScriptedJudgeOptions()
-        if not isinstance(opts, ScriptedJudgeOptions):
-            raise TypeError(f"ScriptedJudge takes ScriptedJudgeOptions, got {opts!r}")
-        self.options = opts
+        self.options = checked_options(self, options, ScriptedJudgeOptions)
         self.calls = 0
 
     def _rng(self, stream: str, req: JudgeRequest, *extra: int) -> np.random.Generator:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.provenance import file_sha256
 from presentation_dependence.registry import did_you_mean
 
 __all__ = [
@@ -123,20 +123,10 @@ def embedded_gguf_path(name: str = "smollm2-135m-instruct") -> tuple[Path, str]:
     )
 
 
-@functools.lru_cache(maxsize=8)
-def _sha256(path: Path, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _revision(name: str) -> tuple[Path, str, dict[str, Any]]:
     spec = _spec(name)
     gguf, version = embedded_gguf_path(name)
-    st = gguf.stat()
-    sha = _sha256(gguf, st.st_size, st.st_mtime_ns)
+    sha = file_sha256(gguf)
     revision = f"gguf-sha256:{sha[:16]}+{spec.distribution}=={version}"
     info = {
         "model_name": EMBEDDED_PREFIX + spec.name,

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import build_dataclass
+from presentation_dependence.fields import build_dataclass, check_counts
 from presentation_dependence.metrics.decisions import normalize_answer
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.qa.scoring import extract_answer
@@ -106,10 +106,7 @@ class ReaderConfig:
             raise ConfigError(
                 f"reader: max_new_tokens must be in 1..512, got {self.max_new_tokens}"
             )
-        if self.max_passage_chars is not None and self.max_passage_chars < 1:
-            raise ConfigError("reader: max_passage_chars must be >= 1 or null")
-        if self.num_threads is not None and self.num_threads < 1:
-            raise ConfigError("reader: num_threads must be >= 1 or null")
+        check_counts(self, "max_passage_chars", "num_threads", nullable=True)
         if self.seed < 0:
             raise ConfigError("reader: seed must be >= 0")
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from presentation_dependence.presentations import NULL
 from presentation_dependence.report.markers import markers
 from presentation_dependence.report.markers import splice as _splice
 
 __all__ = ["END", "START", "measured_by", "render_qa_markdown", "splice"]
-
-NULL = "same_order"
 
 # (key in a variant's summary, label); shares are over presentations unless said otherwise.
 _ROWS = (

@@ -3,7 +3,7 @@
 ``presdep qa CONFIG --run-dir DIR``. Per question (``data``: :class:`HotpotQALoader`):
 
 1. the presentations of the ``robustness`` block are drawn exactly as ``presdep psi`` draws
-   them (:meth:`PSIRunner.presentations`: same seeds, the same-order null included);
+   them (:meth:`StageCommand.presentations`: same seeds, the same-order null included);
 2. each presentation is scored by the configured reranker (B = its ``chunk_size``) and the
    ``qa`` retention rule keeps the top-k paragraphs (or those scoring >= a threshold);
 3. the frozen reader answers from the retained paragraphs (first-stage order by default) and,
@@ -38,7 +38,7 @@ from presentation_dependence.qa.analysis import analyse_qa
 from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_config
 from presentation_dependence.qa.scoring import best_em_f1
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.robustness.runner import PSIRunner
+from presentation_dependence.robustness.store import candidate_grades
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY, resolved_data_paths
 from presentation_dependence.runners.run_folder import safe_file_stem
 from presentation_dependence.runners.stage import (
@@ -64,7 +64,6 @@ class QARunner(StageCommand):
         self.qa = cfg.qa
         self.reader_cfg = load_reader_config(cfg.qa.reader)
         self.dir = self.folder.path / QA_DIR
-        self.psi = PSIRunner(cfg, run_dir, reranker=self._reranker)  # presentations + reranker
         self._reader = reader
 
     @property
@@ -102,8 +101,8 @@ class QARunner(StageCommand):
         docids = [c.docid for c in req.candidates]
         t0 = time.perf_counter()
         variants: dict[str, list[dict[str, Any]]] = {}
-        for name, perms in self.psi.presentations(req, grades).items():
-            ps = score_presentations(self.psi.reranker, req.query, req.candidates, perms)
+        for name, perms in self.presentations(req, grades).items():
+            ps = score_presentations(self.reranker, req.query, req.candidates, perms)
             rows = []
             for p, perm in enumerate(perms):
                 idx = self._retain(ps.scores[p])
@@ -180,10 +179,7 @@ class QARunner(StageCommand):
         self._freeze_reader()
         qrels = dataset.qrels
         assert qrels is not None  # HotpotQALoader always judges every paragraph
-        grades = {
-            r.query.qid: np.array([qrels.grade(r.query.qid, c.docid) for c in r.candidates])
-            for r in dataset.requests
-        }
+        grades = {r.query.qid: candidate_grades(r, qrels) for r in dataset.requests}
         stage = QAStage(self, grades, qrels, answers)
         summary = run_stage(
             stage,
@@ -193,7 +189,7 @@ class QARunner(StageCommand):
             shard=self.shard,
             recompute_changed=self.recompute_changed,
             argv=self.argv,
-            seeds={"seed": self.cfg.seed, "presentation_seed": self.psi.seed},
+            seeds={"seed": self.cfg.seed, "presentation_seed": self.presentation_seed},
             provenance={"data_paths": paths},
             stale=(records_path, self.dir / "qa_metrics.json"),
         )
@@ -211,7 +207,7 @@ class QARunner(StageCommand):
         return self._analyse(records)
 
     def _analyse(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        metrics = analyse_qa(records, self.cfg.robustness, seed=self.psi.seed)
+        metrics = analyse_qa(records, self.cfg.robustness, seed=self.presentation_seed)
         metrics["setup"] = {
             "experiment": self.cfg.id,
             "reranker": self.cfg.reranker.to_plain(),
@@ -223,7 +219,7 @@ class QARunner(StageCommand):
             "reader_order": self.qa.reader_order,
             "cache_answers": self.qa.cache_answers,
             "reader": self._frozen_reader(),
-            "presentation_seed": self.psi.seed,
+            "presentation_seed": self.presentation_seed,
         }
         path = self.dir / "qa_metrics.json"
         self.folder.write_json(path.relative_to(self.folder.path), metrics)
@@ -270,7 +266,7 @@ class QAStage:
 
     def stage_problem(self, req: RerankRequest, stored: StoredInput) -> str | None:
         grades = self.grades[req.query.qid]
-        drawn = {k: v.tolist() for k, v in self.runner.psi.presentations(req, grades).items()}
+        drawn = {k: v.tolist() for k, v in self.runner.presentations(req, grades).items()}
         rec = stored.extra
         perms = {k: [r["perm"] for r in rows] for k, rows in rec["variants"].items()}
         if drawn != perms or rec.get("grades", grades.tolist()) != grades.tolist():
@@ -292,6 +288,6 @@ class QAStage:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "reranker": self.runner.psi.reranker.describe(),
+            "reranker": self.runner.reranker.describe(),
             "reader": self.runner.reader.describe(),
         }

@@ -31,11 +31,8 @@ from presentation_dependence.firststage.bm25 import PRESETS, run_bm25s_beir
 from presentation_dependence.firststage.meta import (
     CollectionInfo,
     RunRecord,
-    file_sha256,
-    library_versions,
     record_run,
     update_files,
-    utc_now,
 )
 from presentation_dependence.firststage.pyserini import (
     PyseriniSpec,
@@ -43,6 +40,7 @@ from presentation_dependence.firststage.pyserini import (
     fetch_pyserini_dataset,
 )
 from presentation_dependence.io.fixture import write_fixture
+from presentation_dependence.provenance import file_sha256, package_versions, utc_now
 from presentation_dependence.reproduction.plan import FIXTURE, PlanRow
 
 __all__ = ["Outcome", "download_beir", "materialise", "pyserini_spec"]
@@ -126,7 +124,7 @@ def _rankllm(row: PlanRow, root: Path, out: Path, argv: Sequence[str]) -> str:
             retriever="copied",
             description=local.first_stage,
             parameters={"source": str(base / files["run"])},
-            libraries=library_versions(["presentation-dependence"]),
+            libraries=package_versions(["presentation-dependence"]),
             depth=row.collection.first_stage.depth,
             created_utc=utc_now(),
             command=list(argv),

@@ -11,7 +11,6 @@ retriever behind it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,9 @@ import yaml
 
 from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.errors import ConfigError, PresdepError
-from presentation_dependence.firststage.meta import META_FILE, read_dataset_meta, utc_now
+from presentation_dependence.firststage.meta import META_FILE, read_dataset_meta
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.provenance import utc_now
 from presentation_dependence.runners.run_folder import (
     METRICS,
     PROVENANCE,
@@ -164,13 +164,3 @@ def record_result(
     )
     atomic_write_text(index, _HEAD + body)
     return entry
-
-
-def summarise_index(entries: Sequence[dict[str, Any]]) -> str:
-    """A short text line per entry: config, commit, queries and metrics."""
-    lines = []
-    for e in entries:
-        m = ", ".join(f"{k} {v:.4f}" for k, v in (e.get("metrics") or {}).items())
-        commit = (e.get("commit") or "?")[:10] + ("+dirty" if e.get("dirty") else "")
-        lines.append(f"{e['config_id']}  {commit}  {e.get('num_queries')} queries  {m}")
-    return "\n".join(lines) + ("\n" if lines else "")

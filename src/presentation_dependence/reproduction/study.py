@@ -5,39 +5,24 @@
 
 A stage's commands are expanded from its template for every job (``per_job``) or once. A job
 whose ``data/<data_dir>/fixture.jsonl`` is missing is *blocked*: listed with the reason, never
-run. ``run_stage`` runs commands one after another without a shell (``shlex`` splits them after
-each placeholder value is quoted) and stops at the first failure unless told to keep going.
+run. A command is a :class:`~presentation_dependence.training.study.Step` (its lane: the stage),
+run by the studies' one sequencer, :func:`~presentation_dependence.training.study_run.run_steps`:
+without a shell (``shlex`` splits a command after each placeholder value is quoted), stopping
+at the first failure unless told to keep going.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import logging
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from presentation_dependence.reproduction.tasks import Job, StageSpec, Task, expand_jobs
+from presentation_dependence.training.study import Step
 
-__all__ = ["StageCommand", "format_jobs", "run_stage", "select_jobs", "stage_commands"]
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class StageCommand:
-    """One command of a stage: for a job (or once), its argv, and why it is blocked if it is."""
-
-    stage: str
-    job: str | None
-    argv: tuple[str, ...]
-    blocked: str | None = None
-
-    def shell(self) -> str:
-        return shlex.join(self.argv)
+__all__ = ["format_jobs", "select_jobs", "stage_commands", "task_jobs"]
 
 
 def select_jobs(jobs: Sequence[Job], patterns: Sequence[str] | None) -> list[Job]:
@@ -64,16 +49,16 @@ def _blocked(job: Job, data_root: Path) -> str | None:
     )
 
 
-def _expand(template: str, values: dict[str, str]) -> tuple[str, ...]:
+def _expand(template: str, values: dict[str, str]) -> list[str]:
     quoted = {k: shlex.quote(v) for k, v in values.items()}
     quoted["run_dirs"] = values.get("run_dirs", "")  # already a quoted, space-joined list
     try:
         text = template.format(**quoted)
     except KeyError as e:
         raise ValueError(f"unknown placeholder {e} in stage command {template!r}") from None
-    argv = tuple(shlex.split(text))
+    argv = shlex.split(text)
     if argv and argv[0] == "python":
-        argv = (sys.executable, *argv[1:])  # the interpreter running this study
+        argv[0] = sys.executable  # the interpreter running this study
     return argv
 
 
@@ -84,7 +69,7 @@ def stage_commands(
     *,
     root: str | Path = ".",
     data_root: str | Path = "data",
-) -> list[StageCommand]:
+) -> list[Step]:
     """The commands of ``stage`` for ``jobs`` (see the module doc)."""
     data = Path(root) / data_root
     base = {"task": task.task, "output_root": task.output_root}
@@ -92,7 +77,7 @@ def stage_commands(
         done = [j for j in jobs if (Path(root) / j.run_dir / "metrics.json").is_file()]
         base["run_dirs"] = " ".join(shlex.quote(str(j.run_dir)) for j in done)
         blocked = "no job is evaluated yet" if "{run_dirs}" in stage.command and not done else None
-        return [StageCommand(stage.id, None, _expand(stage.command, base), blocked)]
+        return [Step(stage.id, _expand(stage.command, base), lane=stage.id, blocked=blocked)]
     out = []
     for j in jobs:
         values = {
@@ -103,34 +88,9 @@ def stage_commands(
             "collection": j.collection.id,
             "reranker": j.reranker.id,
         }
-        out.append(StageCommand(stage.id, j.id, _expand(stage.command, values), _blocked(j, data)))
+        argv, blocked = _expand(stage.command, values), _blocked(j, data)
+        out.append(Step(j.id, argv, lane=stage.id, blocked=blocked))
     return out
-
-
-def run_stage(
-    commands: Sequence[StageCommand],
-    *,
-    cwd: str | Path = ".",
-    dry_run: bool = False,
-    keep_going: bool = False,
-) -> int:
-    """Run the unblocked commands in order; the exit code is that of the first failure (or 0)."""
-    status = 0
-    for cmd in commands:
-        label = cmd.job or cmd.stage
-        if cmd.blocked:
-            log.warning("%s: blocked, %s", label, cmd.blocked)
-            continue
-        log.info("%s: %s", label, cmd.shell())
-        if dry_run:
-            continue
-        rc = subprocess.run(list(cmd.argv), cwd=cwd, check=False).returncode
-        if rc != 0:
-            log.error("%s: exited with %d", label, rc)
-            status = status or rc
-            if not keep_going:
-                return status
-    return status
 
 
 def format_jobs(task: Task, jobs: Sequence[Job], data_root: Path) -> str:

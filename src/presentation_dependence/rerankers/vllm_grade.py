@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.rerankers.base import RERANKERS, RerankerOptions
@@ -40,12 +40,7 @@ class VllmGradeOptions(GradeRerankerOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("tensor_parallel_size", "data_parallel_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
-        if not isinstance(self.batch_invariant, bool):
-            raise ConfigError("batch_invariant must be true or false")
+        check_counts(self, "tensor_parallel_size", "data_parallel_size")
         g = self.gpu_memory_utilization
         if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 < g <= 1:
             raise ConfigError(f"gpu_memory_utilization must be in (0, 1], got {g!r}")

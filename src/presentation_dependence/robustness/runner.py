@@ -22,16 +22,10 @@ import numpy as np
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.presentations import (
-    PerturbationContext,
-    draw_presentations,
-    same_order,
-    score_presentations,
-)
+from presentation_dependence.presentations import score_presentations
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.analysis import analyse
 from presentation_dependence.robustness.store import (
-    NULL,
     QueryScores,
     candidate_grades,
     ideal_grades,
@@ -61,26 +55,8 @@ class PSIRunner(StageCommand):
     def __init__(self, cfg: ExperimentConfig, run_dir: str | Path, **kw: Any) -> None:
         super().__init__(cfg, run_dir, **kw)
         self.rob = cfg.robustness
-        self.seed = self.rob.seed if self.rob.seed is not None else cfg.seed
         self.psi = self.folder.path / PSI_DIR
         self._qrels: Qrels | None = None
-
-    # -- presentations ---------------------------------------------------------------------
-    def _chunk_size(self) -> int | None:
-        b = getattr(self.cfg.reranker.options, "chunk_size", None)
-        return int(b) if isinstance(b, int) else None
-
-    def presentations(self, req: RerankRequest, grades: np.ndarray) -> dict[str, np.ndarray]:
-        n = len(req.candidates)
-        ctx = PerturbationContext(grades, self.rob.relevant_grade, self._chunk_size())
-        out = {
-            name: draw_presentations(
-                name, n, self.rob.num_presentations, self.seed, req.query.qid, ctx
-            )
-            for name in self.rob.perturbations
-        }
-        out[NULL] = same_order(n, self.rob.null_repeats or self.rob.num_presentations)
-        return out
 
     def _record_presentations(self, dataset: Dataset, grades: dict[str, np.ndarray]) -> None:
         table = {
@@ -90,7 +66,7 @@ class PSIRunner(StageCommand):
             for r in dataset.requests
         }
         doc = {
-            "seed": self.seed,
+            "seed": self.presentation_seed,
             "perm_semantics": "slot j shows input candidate perm[j]",
             "presentations": table,
         }
@@ -151,7 +127,7 @@ class PSIRunner(StageCommand):
             shard=self.shard,
             recompute_changed=self.recompute_changed,
             argv=self.argv,
-            seeds={"seed": self.cfg.seed, "presentation_seed": self.seed},
+            seeds={"seed": self.cfg.seed, "presentation_seed": self.presentation_seed},
             provenance={"data_paths": paths},
             stale=(columnar, self.psi / "psi_metrics.json"),
         )
@@ -178,7 +154,7 @@ class PSIRunner(StageCommand):
         path = self.psi / "psi_metrics.json"
         if cost is None and path.exists():  # --from-scores keeps the recorded cost
             cost = json.loads(path.read_text(encoding="utf-8")).get("cost")
-        metrics = analyse(table, self.rob, seed=self.seed)
+        metrics = analyse(table, self.rob, seed=self.presentation_seed)
         metrics["cost"] = cost or {}
         self.folder.write_json(path.relative_to(self.folder.path), metrics)
         log.info("wrote %s", path)

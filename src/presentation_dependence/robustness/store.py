@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from presentation_dependence.io.atomic import atomic_write_bytes
-from presentation_dependence.presentations import PresentationScores
+from presentation_dependence.presentations import NULL, PresentationScores
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.runners.stage import StoredInput
 
 __all__ = [
+    "NULL",
     "QueryScores",
     "candidate_grades",
     "ideal_grades",
@@ -34,8 +35,6 @@ __all__ = [
     "write_columnar",
     "write_query",
 ]
-
-NULL = "same_order"
 
 
 def stored_readout(v: PresentationScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

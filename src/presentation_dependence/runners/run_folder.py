@@ -165,9 +165,6 @@ class RunFolder:
     def write_redacted_json(self, rel: str | Path, obj: Any) -> Path:
         return self.write_redacted_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
 
-    def read_json(self, rel: str | Path) -> Any:
-        return json.loads((self.path / rel).read_text(encoding="utf-8"))
-
     def freeze_config(
         self, cfg: ExperimentConfig, *, resolved_paths: Mapping[str, str] | None = None
     ) -> None:

@@ -22,8 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
+
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.presentations import (
+    NULL,
+    PerturbationContext,
+    draw_presentations,
+    same_order,
+)
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
@@ -251,7 +259,8 @@ def run_stage(
 
 class StageCommand:
     """What the ``run``, ``psi`` and ``qa`` commands share: the config, the run folder, the
-    shard, the command line, ``recompute_changed`` and the reranker (built on first use)."""
+    shard, the command line, ``recompute_changed``, the reranker (built on first use) and the
+    presentations of the ``robustness`` block."""
 
     def __init__(
         self,
@@ -269,6 +278,8 @@ class StageCommand:
         self.argv = argv
         self._reranker = reranker
         self.recompute_changed = recompute_changed
+        rob = cfg.robustness  # the seed of the presentations below
+        self.presentation_seed = rob.seed if rob.seed is not None else cfg.seed
 
     @property
     def reranker(self) -> Reranker:
@@ -276,3 +287,14 @@ class StageCommand:
             rc = self.cfg.reranker
             self._reranker = build_reranker(rc.reranker_class, rc.options)
         return self._reranker
+
+    def presentations(self, req: RerankRequest, grades: np.ndarray) -> dict[str, np.ndarray]:
+        """What ``psi`` and ``qa`` score for ``req`` (``grades``: each candidate's qrels grade):
+        every perturbation of the ``robustness`` block, and the same-order null."""
+        rob = self.cfg.robustness
+        b = getattr(self.cfg.reranker.options, "chunk_size", None)
+        ctx = PerturbationContext(grades, rob.relevant_grade, b if isinstance(b, int) else None)
+        n, m, seed = len(req.candidates), rob.num_presentations, self.presentation_seed
+        out = {k: draw_presentations(k, n, m, seed, req.query.qid, ctx) for k in rob.perturbations}
+        out[NULL] = same_order(n, rob.null_repeats or m)
+        return out

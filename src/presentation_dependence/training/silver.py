@@ -44,8 +44,8 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,14 @@ from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers import Paradigm, Reranker, build_reranker
 from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.gold import GoldQrelsReranker
+from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
+from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.stage import (
+    CONFIG_KEY,
+    StoredInput,
+    config_fingerprint,
+    run_stage,
+)
 from presentation_dependence.training.calibration import (
     IDENTITY,
     Calibration,
@@ -80,6 +88,7 @@ __all__ = [
     "SILVER_FORMAT",
     "SilverQuery",
     "SilverSet",
+    "SilverStage",
     "generate_silver",
     "is_order_free",
     "read_silver",
@@ -166,21 +175,6 @@ def _recalibrate(path: Path, config: CalibrationConfig) -> Path:
     return path
 
 
-def _part_matches(line: str, source: str, req: RerankRequest) -> bool:
-    """A finished part is reused only for the same query and candidates (the data file under
-    an unchanged data block may have changed since)."""
-    try:
-        d = json.loads(line)
-        docids = [str(c["docid"]) for c in d["candidates"]]
-    except (ValueError, KeyError, TypeError):
-        return False
-    return (
-        d.get("source") == source
-        and d.get("qid") == req.query.qid
-        and docids == [c.docid for c in req.candidates]
-    )
-
-
 def generate_silver(
     cfg: SilverConfig,
     *,
@@ -225,88 +219,35 @@ def generate_silver(
     if teacher is None:
         rc = RerankerConfig.from_raw(cfg.teacher)
         teacher = build_reranker(rc.reranker_class, rc.options)
-    # a teacher that reads each data block's own judgements (GoldQrelsReranker, qrels: data)
-    bound = (
-        {s: teacher.with_judgements(q, s) for s, q in judgements.items()}
-        if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements
-        else {}
+    stage = SilverStage(cfg, parts, requests, teacher, judgements)
+    if stage.order_free:
+        log.info("the teacher %s is order-free: one pass per query (exact for every T)", stage.tid)
+    summary = run_stage(
+        stage,
+        RunFolder(parts),
+        stage.keyed,
+        desc="silver",
+        shard=shard,
+        recompute_changed=True,  # a part of another query than the data now gives is redone
+        argv=argv,
+        seeds={"silver_seed": cfg.seed},
     )
-    describe = teacher.describe()
-    tid, revision = teacher_identity(describe)
-    order_free = is_order_free(teacher)
-    num_orders = 1 if order_free else cfg.num_orders
-    if order_free:
-        log.info("the teacher %s is order-free: one pass per query (exact for every T)", tid)
-    t0 = time.perf_counter()
-    records: list[str] = []
-    queries: list[SilverQuery] = []
-    for idx, (source, req) in enumerate(requests):
-        part = parts / f"{idx:06d}.json"
-        if shard is not None and idx % shard[1] != shard[0]:
-            continue
-        if part.exists():
-            line = part.read_text(encoding="utf-8").strip()
-            if _part_matches(line, source, req):
-                records.append(line)
-                queries.append(SilverQuery.from_dict(json.loads(line)))
-                continue
-            log.warning(
-                "%s holds another query than %s/%s: scoring again", part, source, req.query.qid
-            )
-        given = order_free or cfg.include_given_order
-        orders = draw_orders(
-            len(req.candidates),
-            req.query.qid,
-            num_orders=num_orders,
-            seed=cfg.seed,
-            include_given_order=given,
-        )
-        ps = score_presentations(bound.get(source, teacher), req.query, req.candidates, orders)
-        sq = SilverQuery(
-            source,
-            req.query.qid,
-            req.query.text,
-            req.candidates,
-            ps.perms,
-            ps.scores,
-            tid,
-            revision,
-            ps.grade_probs,
-            order_free=order_free,
-        )
-        line = json.dumps(sq.to_dict(), ensure_ascii=False)
-        atomic_write_text(part, line + "\n")
-        records.append(line)
-        queries.append(sq)
-        log.info(
-            "silver %d/%d: %s (%d candidates x %d orders), %.0f s so far",
-            idx + 1,
-            len(requests),
-            sq.key,
-            len(req.candidates),
-            num_orders,
-            time.perf_counter() - t0,
-        )
-    if shard is not None:
-        log.info(
-            "shard %d/%d: %d parts in %s; run without a shard to write %s",
-            shard[0],
-            shard[1],
-            len(records),
-            parts,
-            path,
-        )
+    if shard is not None or not summary.complete:
+        log.info("%d parts in %s; run without a shard to write %s", summary.computed, parts, path)
         return path
+    parts_text = [stage.path(r.query.qid).read_text(encoding="utf-8") for r in stage.keyed]
+    records = [text.split("\n", 1)[0] for text in parts_text]  # line 2: the fingerprints
+    queries = [SilverQuery.from_dict(json.loads(r)) for r in records]
     cal = _fit(queries, cfg.calibration)
     header = {
         "format": SILVER_FORMAT,
         "config": key,
         "teacher": cfg.teacher,
-        "teacher_describe": describe,
-        "teacher_id": tid,
-        "teacher_revision": revision,
-        "num_orders": num_orders,
-        "order_free": order_free,
+        "teacher_describe": stage.describe()["teacher"],
+        "teacher_id": stage.tid,
+        "teacher_revision": stage.revision,
+        "num_orders": stage.T,
+        "order_free": stage.order_free,
         "seed": cfg.seed,
         "include_given_order": cfg.include_given_order,
         "presentation_rule": "presentations.draw_orders(n, qid, num_orders=T, "
@@ -322,8 +263,75 @@ def generate_silver(
         "wrote %s: %d queries, T=%d, teacher %s, calibration %s",
         path,
         len(records),
-        num_orders,
-        tid,
+        stage.T,
+        stage.tid,
         cal.kind,
     )
     return path
+
+
+class SilverStage:
+    """The ``silver`` stage: one query's teacher scores under T presentations, written to
+    ``<path>.parts/<index>.json``; requests are keyed ``source/qid`` (ids repeat across sources)."""
+
+    name = "silver"
+    unit = "query"
+
+    def __init__(
+        self,
+        cfg: SilverConfig,
+        parts: Path,
+        requests: Sequence[tuple[str, RerankRequest]],
+        teacher: Reranker,
+        judgements: Mapping[str, Qrels | None],
+    ) -> None:
+        self.cfg, self.parts, self.teacher = cfg, parts, teacher
+        self.keyed = [
+            replace(r, query=replace(r.query, qid=f"{s}/{r.query.qid}")) for s, r in requests
+        ]
+        self.source = {k.query.qid: sr for k, sr in zip(self.keyed, requests, strict=True)}
+        self.index = {k.query.qid: i for i, k in enumerate(self.keyed)}
+        self.config_sha256 = config_fingerprint(_config_key(cfg))
+        # a teacher that reads each data block's own judgements (GoldQrelsReranker, qrels: data)
+        self.bound: dict[str, Reranker] = {}
+        if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements:
+            self.bound = {s: teacher.with_judgements(q, s) for s, q in judgements.items()}
+        self.tid, self.revision = teacher_identity(teacher.describe())
+        self.order_free = is_order_free(teacher)
+        self.T = 1 if self.order_free else cfg.num_orders
+
+    def path(self, qid: str) -> Path:
+        return self.parts / f"{self.index[qid]:06d}.json"
+
+    def read_input(self, path: Path) -> StoredInput:
+        line, *stamped = path.read_text(encoding="utf-8").splitlines()
+        d, f = json.loads(line), json.loads(stamped[0]) if stamped else {}
+        texts = {str(c["docid"]): c["text"] for c in d["candidates"]}
+        stamps = (f.get(FINGERPRINT_KEY), f.get(CONFIG_KEY))
+        return StoredInput(list(texts), *stamps, query_text=d["query"], texts=texts, extra=d)
+
+    def stage_problem(self, req: RerankRequest, stored: StoredInput) -> str | None:
+        source, orig = self.source[req.query.qid]
+        got = (stored.extra.get("source"), stored.extra.get("qid"))
+        return None if got == (source, orig.query.qid) else "it holds another query"
+
+    def compute(self, req: RerankRequest) -> SilverQuery:
+        source, req = self.source[req.query.qid]
+        given = self.order_free or self.cfg.include_given_order
+        n, q = len(req.candidates), req.query
+        orders = draw_orders(
+            n, q.qid, num_orders=self.T, seed=self.cfg.seed, include_given_order=given
+        )
+        ps = score_presentations(self.bound.get(source, self.teacher), q, req.candidates, orders)
+        scored = (ps.perms, ps.scores, self.tid, self.revision, ps.grade_probs)
+        return SilverQuery(
+            source, q.qid, q.text, req.candidates, *scored, order_free=self.order_free
+        )
+
+    def write(self, path: Path, record: SilverQuery, fingerprints: Mapping[str, str]) -> None:
+        """Line 1: the record as the silver file holds it; line 2: the stage's fingerprints."""
+        line = json.dumps(record.to_dict(), ensure_ascii=False)
+        atomic_write_text(path, line + "\n" + json.dumps(dict(fingerprints)) + "\n")
+
+    def describe(self) -> dict[str, Any]:
+        return {"teacher": self.teacher.describe()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,30 +49,22 @@ CHOSEN = "<chosen adapter of {selection}>"
 
 @dataclass(frozen=True)
 class Step:
-    """One command; ``done`` names a file whose existence means the step can be skipped."""
+    """One command; ``done`` names a file whose existence means the step can be skipped;
+    ``blocked`` why it cannot run (it is skipped with that reason)."""
 
     name: str
     argv: list[str]
     done: str | None = None
     needs_chosen_adapter: bool = field(default=False)
     lane: str = "main"
-
-
-@dataclass(frozen=True)
-class PlanStep:
-    """One step of a plan file."""
-
-    name: str
-    argv: list[str]
-    done: str | None = None
-    lane: str = "main"
+    blocked: str | None = None
 
 
 @dataclass(frozen=True)
 class Plan:
     """A plan file: ``steps: [{name, argv: [...], done, lane}]``."""
 
-    steps: list[PlanStep]
+    steps: list[Step]
 
 
 def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
@@ -94,10 +86,7 @@ def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
                 raise ConfigError(f"step {s.name!r} needs a non-empty argv", key=f"steps[{i}]")
             if s.name in names[:i]:
                 raise ConfigError(f"step name {s.name!r} repeats", key=f"steps[{i}]")
-        return [
-            Step(s.name, [a.replace("{python}", python) for a in s.argv], s.done, lane=s.lane)
-            for s in steps
-        ]
+        return [replace(s, argv=[a.replace("{python}", python) for a in s.argv]) for s in steps]
 
     return load_config(path, build, family="plan")
 

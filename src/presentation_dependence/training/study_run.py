@@ -1,5 +1,5 @@
-"""Run a study's steps in order (``presdep study plan``, ``scripts/train/run_cpu_study.py``), and
-find its scorers' run folders for the table (``presdep study table``).
+"""Run a study's steps in order (:func:`run_steps`, the one sequencer: ``presdep study plan``,
+``scripts/train/run_cpu_study.py``, the reproduction stages), and find its scorers' run folders.
 
 A plan is the built-in self-distillation plan (:func:`~.study.study_plan`) or a YAML plan
 (:func:`~.study.load_plan`, e.g. ``configs/study/content-study.yaml``), optionally one lane of
@@ -17,12 +17,13 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.provenance import utc_now
 from presentation_dependence.training.study import (
     CHOSEN,
     STUDENT_NAMES,
@@ -31,7 +32,7 @@ from presentation_dependence.training.study import (
     study_plan,
 )
 
-__all__ = ["SCORER_ORDER", "StudyRun", "run_study", "study_run_dirs", "study_steps"]
+__all__ = ["SCORER_ORDER", "StudyRun", "run_steps", "run_study", "study_run_dirs", "study_steps"]
 
 log = logging.getLogger(__name__)
 
@@ -96,60 +97,69 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _record(timings: Path, step: Step, seconds: float) -> None:
-    timings.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "step": step.name,
-        "lane": step.lane,
-        "seconds": round(seconds, 1),
-        "utc_end": _utc_now(),
-    }
-    with timings.open("a", encoding="utf-8") as f:  # one short line: an atomic append
-        f.write(json.dumps(record) + "\n")
-
-
-def run_study(opts: StudyRun, *, python: str | None = None, out: TextIO | None = None) -> int:
-    """Run (or with ``dry_run`` write to ``out``) the steps in order; the exit status of the
-    first failing step, else 0. ``python`` defaults to this interpreter (``python`` in a dry run)."""
-    out = sys.stdout if out is None else out
-    python = python or ("python" if opts.dry_run else sys.executable)
-    steps = study_steps(opts, python=python)
-    _reuse(opts, out)
-    selection = Path(opts.root) / "lambda" / "lambda_selection.json"
-    timings = opts.timings_path
-    t_start = time.perf_counter()
+def run_steps(
+    steps: Sequence[Step],
+    *,
+    dry_run: bool = False,
+    keep_going: bool = False,
+    timings: Path | None = None,
+    out: TextIO | None = None,
+    resolve: Callable[[Step], list[str]] = lambda step: list(step.argv),
+) -> int:
+    """Run ``steps`` in order: a blocked step is skipped with its reason, one whose ``done`` file
+    exists is skipped, each finished one appends its timing to ``timings``. The exit status of
+    the first failure (the others still run with ``keep_going``), else 0. ``dry_run`` writes the
+    commands to ``out``; ``resolve`` gives a step's argv when it is about to run."""
+    status = 0
     for step in steps:
-        argv = list(step.argv)
-        if step.needs_chosen_adapter and not opts.dry_run:
-            chosen = json.loads(selection.read_text(encoding="utf-8"))["chosen_adapter"]
-            placeholder = CHOSEN.format(selection=f"{opts.root}/lambda")
-            argv = [a.replace(placeholder, chosen) for a in argv]
-        line = shlex.join(argv)
-        if opts.dry_run:
-            out.write(line + "\n")
+        if step.blocked:
+            log.warning("%s: blocked, %s", step.name, step.blocked)
+            continue
+        if dry_run:
+            (sys.stdout if out is None else out).write(shlex.join(step.argv) + "\n")
             continue
         if step.done and Path(step.done).exists():
             log.info("skip %s: %s exists", step.name, step.done)
             continue
-        log.info("step %s (%s UTC): %s", step.name, _utc_now(), line)
+        line = shlex.join(argv := resolve(step))
+        log.info("step %s (%s UTC): %s", step.name, utc_now(), line)
         t0 = time.perf_counter()
         rc = subprocess.run(argv, check=False).returncode
         if rc != 0:
             log.error("step %s failed (exit %d): %s", step.name, rc, line)
-            return rc
+            status = status or rc
+            if not keep_going:
+                break
+            continue
         seconds = time.perf_counter() - t0
         log.info("step %s done in %.0f s", step.name, seconds)
-        if timings is not None:
-            _record(timings, step, seconds)
-    if not opts.dry_run:
-        log.info(
-            "study done in %.0f min: %s/table.md", (time.perf_counter() - t_start) / 60, opts.root
-        )
-    return 0
+        if timings is not None:  # one short line each: an atomic append
+            timings.parent.mkdir(parents=True, exist_ok=True)
+            record = {"step": step.name, "lane": step.lane, "seconds": round(seconds, 1)}
+            with timings.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({**record, "utc_end": utc_now()}) + "\n")
+    return status
+
+
+def run_study(opts: StudyRun, *, python: str | None = None, out: TextIO | None = None) -> int:
+    """Run (or with ``dry_run`` write to ``out``) the steps in order (:func:`run_steps`)."""
+    python = python or ("python" if opts.dry_run else sys.executable)
+    steps = study_steps(opts, python=python)
+    _reuse(opts, sys.stdout if out is None else out)
+    selection = Path(opts.root) / "lambda" / "lambda_selection.json"
+
+    def resolve(step: Step) -> list[str]:  # the λ step chose the adapter by now
+        if not step.needs_chosen_adapter:
+            return list(step.argv)
+        chosen = json.loads(selection.read_text(encoding="utf-8"))["chosen_adapter"]
+        placeholder = CHOSEN.format(selection=f"{opts.root}/lambda")
+        return [a.replace(placeholder, chosen) for a in step.argv]
+
+    t0 = time.perf_counter()
+    rc = run_steps(steps, dry_run=opts.dry_run, timings=opts.timings_path, out=out, resolve=resolve)
+    if rc == 0 and not opts.dry_run:
+        log.info("study done in %.0f min: %s/table.md", (time.perf_counter() - t0) / 60, opts.root)
+    return rc
 
 
 def study_run_dirs(root: str | Path, order: Sequence[str] = SCORER_ORDER) -> list[Path]:
