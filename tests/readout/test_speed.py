@@ -18,15 +18,11 @@ from presentation_dependence.readout.backend import TransformersBackend
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.readout.speed import LayerCompiler, decoder_layers, resolve_compile
 from presentation_dependence.rerankers.grade import GradeRerankerOptions
+from tests.readout.conftest import QUERY
+from tests.readout.conftest import TEXTS as ALL_TEXTS
 
 FLOAT32_TOLERANCE = 1e-4  # docs/SCORING.md, section 4
-QUERY = "how long is the life cycle of a flea"
-TEXTS = [
-    "The life cycle of a flea can last anywhere from 20 days to an entire year.",
-    "Fleas lay eggs on the host; the eggs fall off into the environment.",
-    "An unrelated passage about the history of the Roman empire and its roads.",
-    "Cats and dogs are the most common hosts of the cat flea.",
-]
+TEXTS = ALL_TEXTS[:4]
 
 
 @pytest.fixture(autouse=True)
