@@ -15,6 +15,8 @@ one run on the embedded model at the project's prompt shapes (20 passages, ~2k t
   transformers cannot skip it while tracing, and the masked kernel is about twice as slow).
   ``auto`` compiles on CPU where a C++ compiler is found (inductor needs one) and not on GPU,
   where it has not been measured (``scripts/device/gpu_check.py --compile`` measures it).
+  Off by default: a compiled layer's rounding depends on which graphs the process compiled
+  before, so scores are not bit-stable across processes (docs/SCORING.md section 4).
 
 Compiled layers are switched on per call (:class:`LayerCompiler`), so a backend shared with a
 generating reranker keeps its eager layers for ``generate``; a student enables them for good.
