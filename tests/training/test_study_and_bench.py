@@ -150,3 +150,14 @@ def test_collapse_rule_is_not_applied_off_the_grade_scale(tmp_path):
     assert run_paradigm(folder) == "pointwise"
     (folder / "resolved_config.yaml").write_text("reranker:\n  reranker_class: GradeReranker\n")
     assert run_paradigm(folder) == "listwise-readout"
+
+
+def test_study_table_pairs_oc_sft_against_a_single_other_student(tmp_path):
+    # the real study reached this state first: one student besides OC-SFT
+    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    _fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
+    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    table = study_table([tmp_path / n for n in ("off-the-shelf", "single-order", "oc-sft")])
+    section = table.split("OC-SFT against each other", 1)[1].splitlines()
+    row = next(ln for ln in section if ln.startswith("| single-order | tau_psi |"))
+    assert "| -0.100 [-0.100, -0.100] |" in row

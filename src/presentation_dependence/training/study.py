@@ -266,8 +266,8 @@ def paired_rows(
     """Each scorer against ``base`` (default: the first row, off-the-shelf), paired over
     queries: τ-PSI, nDCG@10 over the shuffles and the score spread. Seeded paired bootstrap
     (95% CI) and a paired permutation test."""
-    if len(rows) < 2:
-        return []
+    if not rows or (base is None and len(rows) < 2):
+        return []  # nothing to pair: no rows, or only the base itself
     base = rows[0] if base is None else base
     out = []
     for r in rows:
