@@ -34,9 +34,9 @@ import torch
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.readout.prompt import BuiltPrompt
 from presentation_dependence.readout.speed import (
-    ATTN_IMPLEMENTATIONS,
     DEFAULT_ATTN_IMPLEMENTATION,
     LayerCompiler,
+    check_attn_implementation,
 )
 
 __all__ = [
@@ -156,11 +156,7 @@ class TransformersBackend:
         """Load model and tokenizer from a local folder or a hub name (at ``revision``)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if attn_implementation not in ATTN_IMPLEMENTATIONS:
-            raise ConfigError(
-                f"attn_implementation must be one of {ATTN_IMPLEMENTATIONS}, "
-                f"got {attn_implementation!r}"
-            )
+        check_attn_implementation(attn_implementation)
         dev = resolve_device(device)
         tdtype = resolve_dtype(dtype, dev)
         t0 = time.perf_counter()

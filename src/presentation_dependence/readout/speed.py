@@ -41,6 +41,8 @@ __all__ = [
     "DEFAULT_ATTN_IMPLEMENTATION",
     "RECOMPILE_LIMIT",
     "LayerCompiler",
+    "check_attn_implementation",
+    "check_compile",
     "cxx_compiler",
     "decoder_layers",
     "resolve_compile",
@@ -71,10 +73,23 @@ def cxx_compiler() -> str | None:
     return None
 
 
+def check_compile(value: object) -> None:
+    """ConfigError unless ``value`` is ``"auto"``, ``True`` or ``False`` (not 0 or 1)."""
+    if not (value == "auto" or isinstance(value, bool)):
+        raise ConfigError(f"compile must be auto, true or false, got {value!r}")
+
+
+def check_attn_implementation(value: object) -> None:
+    """ConfigError unless ``value`` is one of :data:`ATTN_IMPLEMENTATIONS`."""
+    if value not in ATTN_IMPLEMENTATIONS:
+        raise ConfigError(
+            f"attn_implementation must be one of {ATTN_IMPLEMENTATIONS}, got {value!r}"
+        )
+
+
 def resolve_compile(value: CompileChoice, device: torch.device) -> bool:
     """``auto`` -> on for CPU with a C++ compiler, off on GPU; ``True`` needs a compiler on CPU."""
-    if value not in ("auto", True, False):
-        raise ConfigError(f"compile must be auto, true or false, got {value!r}")
+    check_compile(value)
     if value == "auto":
         return device.type == "cpu" and cxx_compiler() is not None
     if value and device.type == "cpu" and cxx_compiler() is None:

@@ -29,6 +29,11 @@ from presentation_dependence.fields import opt
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter, resolve_adapter
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
+from presentation_dependence.readout.speed import (
+    check_attn_implementation,
+    check_compile,
+    resolve_compile,
+)
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
@@ -55,7 +60,6 @@ logger = logging.getLogger(__name__)
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICES = ("auto", "cpu", "cuda")
 _PLACEMENTS = ("sequential", "round_robin")
-_ATTN = ("sdpa", "eager")  # readout/speed.py ATTN_IMPLEMENTATIONS
 
 
 def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
@@ -128,12 +132,8 @@ class GradeRerankerOptions(RerankerOptions):
             raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
         if self.dtype not in _DTYPES:
             raise ConfigError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
-        if self.attn_implementation not in _ATTN:
-            raise ConfigError(
-                f"attn_implementation must be one of {_ATTN}, got {self.attn_implementation!r}"
-            )
-        if not (self.compile == "auto" or isinstance(self.compile, bool)):
-            raise ConfigError(f"compile must be auto, true or false, got {self.compile!r}")
+        check_attn_implementation(self.attn_implementation)
+        check_compile(self.compile)
         if self.placement not in _PLACEMENTS:
             raise ConfigError(f"placement must be one of {_PLACEMENTS}, got {self.placement!r}")
         for flag in ("one_at_a_time", "trust_remote_code"):
@@ -319,8 +319,6 @@ class GradeReranker:
 
     def _compiled(self, backend: TransformersBackend) -> bool:
         """Whether forward passes run the compiled layers (``compile``, readout/speed.py)."""
-        from presentation_dependence.readout.speed import resolve_compile
-
         return resolve_compile(self.options.compile, backend.device)
 
     @property
