@@ -16,8 +16,8 @@ import sys
 from collections.abc import Sequence
 
 from presentation_dependence.cli import setup_logging
+from presentation_dependence.data.irds import build_fixture_irds
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.firststage.irds import build_fixture_irds
 
 log = logging.getLogger("presentation_dependence.scripts.build_fixture_irds")
 

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import yaml
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.trec import write_qrels

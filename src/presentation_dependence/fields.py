@@ -36,15 +36,16 @@ def checked_options(owner: object, options: Any, cls: type[T]) -> T:
     return opts
 
 
-def check_counts(obj: object, *names: str, nullable: bool = False) -> None:
-    """Each field ``name`` of ``obj`` is an integer >= 1 (or null, where ``nullable``)."""
+def check_counts(obj: object, *names: str, nullable: bool = False, minimum: int = 1) -> None:
+    """Each field ``name`` of ``obj`` is an integer >= ``minimum`` (or null, where
+    ``nullable``)."""
     for name in names:
         v = getattr(obj, name)
         if not (v is None and nullable) and (
-            isinstance(v, bool) or not isinstance(v, int) or v < 1
+            isinstance(v, bool) or not isinstance(v, int) or v < minimum
         ):
             null = " or null" if nullable else ""
-            raise ConfigError(f"{name} must be an integer >= 1{null}, got {v!r}")
+            raise ConfigError(f"{name} must be an integer >= {minimum}{null}, got {v!r}")
 
 
 def _type_name(tp: Any) -> str:

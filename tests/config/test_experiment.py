@@ -71,6 +71,16 @@ def test_unknown_reranker_suggests(tmp_path):
         )
 
 
+def test_unknown_loader_is_refused_at_load_with_its_line(tmp_path):
+    body = {**BASE, "data": {**BASE["data"], "dataloader_class": "FixtureLoadr"}}
+    path = write_cfg(tmp_path, body)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "FixtureLoadr" in t)
+    with pytest.raises(ConfigError) as e:
+        load_experiment_config(path, environ={})
+    msg = str(e.value)
+    assert f"exp-a.yaml:{line}:" in msg and "Did you mean 'FixtureLoader'" in msg
+
+
 def test_unknown_reranker_option(tmp_path):
     with pytest.raises(ConfigError, match=r"reranker\.batch_sise"):
         load_experiment_config(write_cfg(tmp_path, BASE), ["reranker.batch_sise=2"], environ={})

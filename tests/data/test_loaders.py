@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import LOADERS, Dataset, load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError, InputFormatError, RegistryError
 from presentation_dependence.io import (
     read_beir_corpus,

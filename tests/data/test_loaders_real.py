@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import InputFormatError
 from presentation_dependence.io import (
     read_beir_corpus,

@@ -9,8 +9,8 @@ from types import ModuleType
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.firststage import bm25 as bm25_mod
 from presentation_dependence.firststage.bm25 import (
@@ -22,8 +22,8 @@ from presentation_dependence.firststage.bm25 import (
     run_bm25s_beir,
 )
 from presentation_dependence.firststage.meta import read_dataset_meta
-from presentation_dependence.firststage.requirements import MissingRequirementError, Problem
 from presentation_dependence.io.trec import read_run
+from presentation_dependence.requirements import MissingRequirementError, Problem
 
 pytest.importorskip("bm25s", reason="bm25s is not installed (the 'bm25' extra)")
 pytest.importorskip("Stemmer", reason="PyStemmer is not installed (the 'bm25' extra)")

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.firststage import pyserini as pyserini_mod
 from presentation_dependence.firststage.meta import read_dataset_meta
 from presentation_dependence.firststage.pyserini import (

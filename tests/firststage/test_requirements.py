@@ -10,16 +10,16 @@ from types import ModuleType
 
 import pytest
 
-from presentation_dependence.firststage import irds as irds_mod
+from presentation_dependence.data import irds as irds_mod
+from presentation_dependence.data.irds import build_fixture_irds, irds_problems, irds_text
 from presentation_dependence.firststage import pyserini as pyserini_mod
-from presentation_dependence.firststage.irds import build_fixture_irds, irds_problems, irds_text
 from presentation_dependence.firststage.pyserini import (
     PyseriniSpec,
     doc_text,
     fetch_pyserini_dataset,
     pyserini_problems,
 )
-from presentation_dependence.firststage.requirements import (
+from presentation_dependence.requirements import (
     MissingRequirementError,
     Problem,
     check_java,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import LOADERS, load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.data.hotpotqa import load_answers, read_hotpotqa
 from presentation_dependence.errors import ConfigError, InputFormatError
 

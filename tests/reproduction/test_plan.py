@@ -11,13 +11,13 @@ from types import ModuleType
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.firststage.meta import read_dataset_meta
-from presentation_dependence.firststage.requirements import Problem
 from presentation_dependence.reproduction.materialise import download_beir, materialise
 from presentation_dependence.reproduction.plan import Environment, format_plan, make_plan
 from presentation_dependence.reproduction.populations import load_population
+from presentation_dependence.requirements import Problem
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.optional import MissingExtraError
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import RERANKERS, Paradigm, Reranker, build_reranker

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError, InputFormatError
 from presentation_dependence.io.trec import read_qrels
 from presentation_dependence.records import Candidate, Qrels, Query

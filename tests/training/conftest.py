@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.training.config import (
     SilverConfig,
     TrainingConfig,

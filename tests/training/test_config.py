@@ -95,3 +95,12 @@ def test_yaml_round_trip(tmp_path):
     path = tmp_path / "perm-aug.yaml"
     path.write_text(cfg.to_yaml(), encoding="utf-8")
     assert load_training_config(path) == cfg
+
+
+def test_unknown_loader_in_a_split_is_refused_at_load_with_its_line():
+    override = "splits.heldout=[{dataloader_class: BeirLodaer, path: x}]"
+    with pytest.raises(ConfigError) as e:
+        load_training_config(CONFIGS / "oc-sft.yaml", [override])
+    msg = str(e.value)
+    assert "unknown dataloader_class 'BeirLodaer'" in msg
+    assert "Did you mean 'BeirLoader'" in msg and "oc-sft.yaml" in msg

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import InputFormatError
 from presentation_dependence.io.trec import write_qrels
 from presentation_dependence.records import Candidate, Qrels, Query, RankResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.training.splits import (
     SplitOverlapError,
     check_disjoint,

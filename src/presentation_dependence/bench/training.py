@@ -103,8 +103,8 @@ def measure_step(
 ) -> dict[str, Any]:
     """Time and peak memory of one training step of ``mode`` (``single_view`` or ``oc_sft``),
     eager or with compiled decoder layers (``compile``)."""
-    from presentation_dependence.config.data_config import DataConfig
     from presentation_dependence.data import load_dataset
+    from presentation_dependence.data.config import DataConfig
     from presentation_dependence.rerankers.grade import GradeRerankerOptions
     from presentation_dependence.training.collate import ReadoutCollator, TrainExample, draw_views
     from presentation_dependence.training.config import LoraOptions

@@ -1,6 +1,5 @@
 """Experiment configuration: every block's dataclass, the one YAML loader, the schema doc."""
 
-from presentation_dependence.config.data_config import DataConfig, resolve_path
 from presentation_dependence.config.eval_config import EvalConfig, to_trec_eval_measure
 from presentation_dependence.config.experiment import (
     ExperimentConfig,
@@ -10,6 +9,7 @@ from presentation_dependence.config.experiment import (
 from presentation_dependence.config.loader import apply_overrides, env_overrides, load_config
 from presentation_dependence.config.qa_config import QAConfig
 from presentation_dependence.config.robustness_config import RobustnessConfig
+from presentation_dependence.data.config import DataConfig, resolve_path
 from presentation_dependence.rerankers.base import RerankerConfig
 
 __all__ = [

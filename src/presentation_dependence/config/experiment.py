@@ -18,11 +18,12 @@ from typing import Any
 
 import yaml
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.eval_config import EvalConfig
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.config.qa_config import QAConfig
 from presentation_dependence.config.robustness_config import RobustnessConfig
+from presentation_dependence.data import check_loader
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass, opt, to_plain
 from presentation_dependence.rerankers import RerankerConfig
@@ -98,6 +99,7 @@ def config_from_raw(raw: Mapping[str, Any], config_id: str) -> ExperimentConfig:
     import_plugins(raw.get("plugins") or [])
     reranker = RerankerConfig.from_raw(raw.pop("reranker", {}) or {})
     cfg = build_dataclass(ExperimentConfig, raw)
+    check_loader(cfg.data)
     return ExperimentConfig(**{**cfg.__dict__, "reranker": reranker})
 
 

@@ -12,6 +12,7 @@ from presentation_dependence.data.loaders import (
     Loader,
     RankLLMJsonLoader,
     TrecRunLoader,
+    check_loader,
     load_dataset,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "Loader",
     "RankLLMJsonLoader",
     "TrecRunLoader",
+    "check_loader",
     "load_dataset",
 ]

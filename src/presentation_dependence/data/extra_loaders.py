@@ -19,10 +19,10 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from presentation_dependence.config.data_config import resolve_path
+from presentation_dependence.data.config import resolve_path
+from presentation_dependence.data.irds import _qrels_from, _query_text, irds_text
 from presentation_dependence.data.loaders import LOADERS, Dataset, Loader
 from presentation_dependence.errors import ConfigError, InputFormatError, PresdepError
-from presentation_dependence.firststage.irds import _qrels_from, _query_text, irds_text
 from presentation_dependence.io.rankllm_json import request_from_obj
 from presentation_dependence.io.trec import read_run
 from presentation_dependence.optional import import_optional

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.data.loaders import LOADERS, Dataset, Loader
 from presentation_dependence.errors import ConfigError, InputFormatError
 from presentation_dependence.io._lines import check_id, check_keys, iter_lines, parse_json_line

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from presentation_dependence.config.data_config import DataConfig, resolve_path
+from presentation_dependence.data.config import DataConfig, resolve_path
 from presentation_dependence.io.beir import read_beir_corpus, read_beir_qrels, read_beir_queries
 from presentation_dependence.io.corpus import read_corpus
 from presentation_dependence.io.fixture import read_fixture
@@ -39,6 +39,7 @@ __all__ = [
     "Loader",
     "RankLLMJsonLoader",
     "TrecRunLoader",
+    "check_loader",
     "load_dataset",
 ]
 
@@ -175,6 +176,12 @@ class TrecRunLoader(Loader):
         run = read_run(run_path, corpus_ids=corpus, query_ids=topics)
         requests = _requests_from_run(run, topics, corpus, self.cfg.max_queries)
         return self._finish(requests, None, run_path.stem)
+
+
+def check_loader(cfg: DataConfig, key: str = "data") -> None:
+    """Refuse a ``dataloader_class`` no loader registered (did-you-mean; ``key`` names the block
+    so that the config loader can give the file's line). Called when a config is loaded."""
+    LOADERS.get(cfg.dataloader_class, key=f"{key}.dataloader_class")
 
 
 def load_dataset(cfg: DataConfig) -> Dataset:

@@ -1,7 +1,7 @@
 """First stages: a Java-free BM25 (bm25s), Pyserini and ir_datasets adapters, ``dataset_meta.yaml``.
 
 Pyserini and ir_datasets are optional: their modules import them lazily and stop with a
-:class:`~presentation_dependence.firststage.requirements.MissingRequirementError` naming what is
+:class:`~presentation_dependence.requirements.MissingRequirementError` naming what is
 missing (package, Java 21, network) before doing any work.
 """
 
@@ -13,7 +13,7 @@ from presentation_dependence.firststage.meta import (
     read_dataset_meta,
     record_run,
 )
-from presentation_dependence.firststage.requirements import MissingRequirementError
+from presentation_dependence.requirements import MissingRequirementError
 
 __all__ = [
     "META_FILE",

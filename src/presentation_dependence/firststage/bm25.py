@@ -35,12 +35,12 @@ from presentation_dependence.firststage.meta import (
     ensure_compatible,
     record_run,
 )
-from presentation_dependence.firststage.requirements import check_module, require
 from presentation_dependence.io.beir import read_beir_corpus, read_beir_qrels, read_beir_queries
 from presentation_dependence.io.trec import write_run
 from presentation_dependence.metrics.measures import evaluate_run
 from presentation_dependence.provenance import file_sha256, package_versions, utc_now
 from presentation_dependence.records import Qrels, Run, RunEntry
+from presentation_dependence.requirements import check_module, require
 
 __all__ = [
     "LUCENE_ENGLISH_STOPWORDS",

@@ -3,7 +3,7 @@
 Nothing here imports Pyserini at module import. Every entry point first checks what Pyserini
 needs (:func:`pyserini_problems`: the package, Java 21+ via ``JAVA_HOME``, network for a
 prebuilt index that is not a local folder) and stops with one
-:class:`~presentation_dependence.firststage.requirements.MissingRequirementError` naming all of
+:class:`~presentation_dependence.requirements.MissingRequirementError` naming all of
 it. Pyserini builds an OpenAI client when imported; a placeholder ``OPENAI_API_KEY`` is set for
 the import only when none is set (it is never used or recorded).
 """
@@ -24,15 +24,6 @@ from presentation_dependence.firststage.meta import (
     RunRecord,
     record_run,
 )
-from presentation_dependence.firststage.requirements import (
-    Problem,
-    check_java,
-    check_module,
-    check_network,
-    java_major_version,
-    reachable,
-    require,
-)
 from presentation_dependence.io.fixture import write_fixture
 from presentation_dependence.io.trec import (
     read_qrels,
@@ -44,6 +35,15 @@ from presentation_dependence.io.trec import (
 )
 from presentation_dependence.provenance import package_versions, utc_now
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest, Run, RunEntry
+from presentation_dependence.requirements import (
+    Problem,
+    check_java,
+    check_module,
+    check_network,
+    java_major_version,
+    reachable,
+    require,
+)
 
 __all__ = [
     "PYSERINI_HOSTS",

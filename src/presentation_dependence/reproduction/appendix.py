@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from presentation_dependence.config import load_experiment_config
-from presentation_dependence.config.data_config import resolve_path
 from presentation_dependence.config.loader import load_config
+from presentation_dependence.data.config import resolve_path
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.reproduction.tasks import expand_jobs, load_task

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from presentation_dependence.config.data_config import DataConfig
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.data.loaders import load_dataset
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.firststage.bm25 import PRESETS, run_bm25s_beir

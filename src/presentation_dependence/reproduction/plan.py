@@ -29,14 +29,14 @@ from typing import Literal
 from urllib.parse import urlparse
 
 from presentation_dependence.firststage.pyserini import PYSERINI_HOSTS
-from presentation_dependence.firststage.requirements import (
+from presentation_dependence.reproduction.populations import Collection, LocalCopy, Population
+from presentation_dependence.requirements import (
     Problem,
     check_java,
     check_module,
     check_network,
     reachable,
 )
-from presentation_dependence.reproduction.populations import Collection, LocalCopy, Population
 
 __all__ = ["FIXTURE", "Environment", "PlanRow", "fixture_path", "format_plan", "make_plan"]
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter, resolve_adapter
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
@@ -60,14 +60,6 @@ logger = logging.getLogger(__name__)
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICES = ("auto", "cpu", "cuda")
 _PLACEMENTS = ("sequential", "round_robin")
-
-
-def _positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        none = " or null" if allow_none else ""
-        raise ConfigError(f"{name} must be an integer >= {minimum}{none}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -123,11 +115,9 @@ class GradeRerankerOptions(RerankerOptions):
             not isinstance(self.adapter_path, str) or not self.adapter_path
         ):
             raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
-        _positive_int("chunk_size", self.chunk_size)
-        _positive_int("batch_size", self.batch_size)
-        _positive_int("max_passage_chars", self.max_passage_chars, allow_none=True)
-        _positive_int("max_prompt_tokens", self.max_prompt_tokens, allow_none=True, minimum=16)
-        _positive_int("num_threads", self.num_threads, allow_none=True)
+        check_counts(self, "chunk_size", "batch_size")
+        check_counts(self, "max_passage_chars", "num_threads", nullable=True)
+        check_counts(self, "max_prompt_tokens", nullable=True, minimum=16)
         if self.device not in _DEVICES and not str(self.device).startswith("cuda:"):
             raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
         if self.dtype not in _DTYPES:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.config.data_config import DataConfig, resolve_path
+from presentation_dependence.data.config import DataConfig, resolve_path
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.records import RerankRequest
 

@@ -33,8 +33,9 @@ from typing import Any, Literal
 
 import yaml
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.loader import load_config
+from presentation_dependence.data import check_loader
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass, opt, to_plain
 from presentation_dependence.rerankers import RERANKERS, RerankerConfig
@@ -380,7 +381,15 @@ class TrainingConfig:
 def training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> TrainingConfig:
     raw = dict(raw)
     raw.setdefault("id", config_id)
-    return build_dataclass(TrainingConfig, raw)
+    cfg = build_dataclass(TrainingConfig, raw)
+    for key, blocks in (
+        ("silver.data", cfg.silver.data),
+        ("splits.test", cfg.splits.test),
+        ("splits.heldout", cfg.splits.heldout),
+    ):
+        for i, block in enumerate(blocks):
+            check_loader(block, f"{key}[{i}]")
+    return cfg
 
 
 def load_training_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainingConfig:

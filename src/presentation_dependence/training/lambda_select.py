@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.metrics.ranking import ndcg_at_k

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from presentation_dependence.config.data_config import DataConfig
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 
 __all__ = ["QueryRef", "SplitOverlapError", "check_disjoint", "load_split", "normalise_query"]

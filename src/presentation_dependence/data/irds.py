@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.firststage.requirements import (
+from presentation_dependence.io.fixture import write_fixture
+from presentation_dependence.io.trec import read_qrels, read_run
+from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
+from presentation_dependence.requirements import (
     MissingRequirementError,
     Problem,
     check_module,
@@ -22,9 +25,6 @@ from presentation_dependence.firststage.requirements import (
     reachable,
     require,
 )
-from presentation_dependence.io.fixture import write_fixture
-from presentation_dependence.io.trec import read_qrels, read_run
-from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
 
 __all__ = ["IRDS_HOSTS", "build_fixture_irds", "irds_home", "irds_problems", "irds_text"]
 
