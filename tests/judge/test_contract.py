@@ -19,6 +19,7 @@ from presentation_dependence.judge import JUDGES, Judge, build_judge
 from presentation_dependence.judge.parser import PARSE_OK
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.records import read_records, write_records
+from presentation_dependence.testing.chat_server import shared_completion_server_url
 from tests.judge.conftest import make_items
 
 BUILTIN = sorted(
@@ -34,11 +35,14 @@ def build(name: str, tiny_model: str) -> Judge:
         kw.update(model_name=tiny_model, device="cpu", dtype="float32")
     if "max_new_tokens" in fields:
         kw["max_new_tokens"] = 4
+    if "base_url" in fields:  # a judge of a served model: the tiny model behind a loopback server
+        kw = {"model_name": tiny_model, "max_new_tokens": 4}
+        kw["base_url"] = shared_completion_server_url(tiny_model)
     return build_judge(name, cls.config_cls(**kw))
 
 
 def test_the_builtin_judges_are_registered() -> None:
-    assert {"transformers", "readout", "scripted"} <= set(BUILTIN)
+    assert {"transformers", "readout", "openai-completions", "scripted"} <= set(BUILTIN)
 
 
 @pytest.mark.parametrize("name", BUILTIN)

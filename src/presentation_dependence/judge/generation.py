@@ -38,7 +38,14 @@ from presentation_dependence.readout.backend import (
     resolve_dtype,
 )
 
-__all__ = ["GenStats", "Generation", "TransformersGenerator", "load_generator", "model_snapshot"]
+__all__ = [
+    "GenStats",
+    "Generation",
+    "TransformersGenerator",
+    "encode_chat",
+    "load_generator",
+    "model_snapshot",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +66,27 @@ class GenStats:
     prompt_tokens: int = 0
     new_tokens: int = 0
     seconds: float = 0.0
+
+
+def encode_chat(
+    tokenizer: Any,
+    where: str,
+    user_text: str,
+    chat_template_kwargs: dict[str, Any] | None = None,
+    assistant_prefix: str = "",
+) -> list[int]:
+    """The user turn rendered with the chat template of ``tokenizer`` (of the model at
+    ``where``), up to the assistant start, then ``assistant_prefix`` (text the response is made
+    to start with; "" = none), as token ids."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"{where}: the tokenizer has no chat template")
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": user_text}],
+        tokenize=False,
+        add_generation_prompt=True,
+        **(chat_template_kwargs or {}),
+    )
+    return list(tokenizer(text + assistant_prefix, add_special_tokens=False)["input_ids"])
 
 
 class TransformersGenerator:
@@ -85,18 +113,14 @@ class TransformersGenerator:
         chat_template_kwargs: dict[str, Any] | None = None,
         assistant_prefix: str = "",
     ) -> list[int]:
-        """The user turn rendered with the model's chat template, up to the assistant start,
-        then ``assistant_prefix`` (text the response is made to start with; "" = none)."""
-        tok = self.backend.tokenizer
-        if not getattr(tok, "chat_template", None):
-            raise ConfigError(f"{self.backend.path}: the tokenizer has no chat template")
-        text = tok.apply_chat_template(
-            [{"role": "user", "content": user_text}],
-            tokenize=False,
-            add_generation_prompt=True,
-            **(chat_template_kwargs or {}),
+        """:func:`encode_chat` with this model's tokenizer."""
+        return encode_chat(
+            self.backend.tokenizer,
+            self.backend.path,
+            user_text,
+            chat_template_kwargs,
+            assistant_prefix,
         )
-        return list(tok(text + assistant_prefix, add_special_tokens=False)["input_ids"])
 
     def generate(
         self,

@@ -36,6 +36,8 @@ __all__ = [
     "JudgeTemplate",
     "TransformersJudge",
     "TransformersJudgeOptions",
+    "check_prompt_options",
+    "prefixed_version",
 ]
 
 logger = logging.getLogger(__name__)
@@ -137,13 +139,24 @@ class TransformersJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
-        check_template(self.template)
-        if self.parser_rule not in PARSER_RULES:
-            raise ConfigError(
-                f"parser_rule must be one of {PARSER_RULES}, got {self.parser_rule!r}"
-            )
-        check_counts(self, "max_new_tokens", "batch_size")
-        check_counts(self, "max_response_chars", nullable=True)
+        check_prompt_options(self)
+        check_counts(self, "batch_size")
+
+
+def check_prompt_options(o: Any) -> None:
+    """The checks of what a generative judge's prompt and parser take from its options."""
+    check_template(o.template)
+    if o.parser_rule not in PARSER_RULES:
+        raise ConfigError(f"parser_rule must be one of {PARSER_RULES}, got {o.parser_rule!r}")
+    check_counts(o, "max_new_tokens")
+    check_counts(o, "max_response_chars", nullable=True)
+
+
+def prefixed_version(version: str, prefix: str) -> str:
+    """A template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
+    if not prefix:
+        return version
+    return f"{version}+prefix:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
 
 
 class ChatModelJudge:
@@ -218,10 +231,7 @@ class TransformersJudge(ChatModelJudge):
     @property
     def prompt_version(self) -> str:
         """The template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
-        pre = self.options.answer_prefix
-        if not pre:
-            return self.template.version
-        return f"{self.template.version}+prefix:{hashlib.sha256(pre.encode()).hexdigest()[:8]}"
+        return prefixed_version(self.template.version, self.options.answer_prefix)
 
     @property
     def parser_version(self) -> str:

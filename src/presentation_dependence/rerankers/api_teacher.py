@@ -29,17 +29,10 @@ at request time; it is never stored in the options, the cache or the details.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import http.client
 import json
 import logging
-import os
 import re
-import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -48,22 +41,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import checked_options, opt
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.io.http import error_text, post_with_deadline
+from presentation_dependence.io.http import ApiClient, ApiRequestError
 from presentation_dependence.models.embedded import cache_root
 from presentation_dependence.presentations import draw_orders
 from presentation_dependence.readout.prompt import clean_text, get_template
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 from presentation_dependence.secrets import redact
-from presentation_dependence.seeding import rng_from
 
 __all__ = [
     "PARSER_VERSION",
     "ApiRequestError",
-    "ChatClient",
     "ClosedModelGenBscOptions",
     "ClosedModelGenBscReranker",
     "parse_grades",
@@ -74,10 +65,6 @@ logger = logging.getLogger(__name__)
 PARSER_VERSION = "grade_lines_v1"
 _LINE = re.compile(r"^\s*\[(\d+)\]\s*grade\s*:\s*(\d+)\s*$", re.IGNORECASE)
 GRADE_LABELS = ("0", "1", "2", "3")
-
-
-class ApiRequestError(PresdepError, RuntimeError):
-    """A chat request failed after every retry, or was refused (4xx other than 429)."""
 
 
 @dataclass(frozen=True)
@@ -162,88 +149,6 @@ def parse_grades(text: str, n: int) -> tuple[list[int | None], int]:
     return grades, bad
 
 
-class ChatClient:
-    """A chat-completions client with bounded retries, backoff + seeded jitter, call counts."""
-
-    def __init__(self, opts: ClosedModelGenBscOptions) -> None:
-        self.opts = opts
-        self._rng = rng_from(opts.seed, 0xA91)  # the retry jitter stream
-        self._lock = threading.Lock()
-        self.http_calls = 0
-        self.retries = 0
-        self.failures: dict[str, int] = {}
-
-    def _count(self, kind: str) -> None:
-        with self._lock:
-            self.failures[kind] = self.failures.get(kind, 0) + 1
-
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        with self._lock:
-            jitter = float(self._rng.uniform(0.5, 1.0))
-        delay = self.opts.backoff_base_s * (2**attempt) * jitter
-        if retry_after is not None:
-            with contextlib.suppress(ValueError):
-                delay = max(delay, float(retry_after))
-        return float(min(delay, self.opts.backoff_max_s))
-
-    def complete(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """POST ``payload`` to ``/chat/completions``; return the parsed JSON response."""
-        url = self.opts.base_url.rstrip("/") + "/chat/completions"
-        data = json.dumps(payload).encode("utf-8")
-        last = "no attempt"
-        for attempt in range(self.opts.max_retries + 1):
-            headers = {"Content-Type": "application/json"}
-            key = os.environ.get(self.opts.api_key_env)
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            retry_after: str | None = None
-            with self._lock:
-                self.http_calls += 1
-            try:
-                body = json.loads(post_with_deadline(req, self.opts.timeout_s))
-                content = body["choices"][0]["message"]["content"]
-                if not isinstance(content, str):
-                    raise TypeError("message content is not a string")
-                return dict(body)
-            except urllib.error.HTTPError as e:
-                if e.code != 429 and e.code < 500:
-                    reason = error_text(getattr(e, "presdep_body", b""), key)
-                    raise ApiRequestError(
-                        f"{url} refused the request: HTTP {e.code} {e.reason}: {reason}. Fix: "
-                        f"what the server names (e.g. the model name or max_tokens), base_url, "
-                        f"or the key in ${self.opts.api_key_env}"
-                    ) from None
-                retry_after = e.headers.get("Retry-After") if e.headers else None
-                last = f"HTTP {e.code}"
-                self._count(str(e.code))
-            except TimeoutError as e:
-                last = f"timeout ({e})"
-                self._count("timeout")
-            except urllib.error.URLError as e:
-                if isinstance(e.reason, TimeoutError):
-                    last, kind = "timeout", "timeout"
-                else:
-                    last, kind = f"connection error ({e.reason})", "connection"
-                self._count(kind)
-            except (ValueError, KeyError, IndexError, TypeError) as e:
-                last = f"malformed body ({type(e).__name__})"
-                self._count("malformed")
-            except (ConnectionError, OSError, http.client.HTTPException) as e:
-                last = f"connection error ({e})"
-                self._count("connection")
-            if attempt == self.opts.max_retries:
-                break
-            with self._lock:
-                self.retries += 1
-            delay = self._backoff(attempt, retry_after)
-            logger.info("chat request failed (%s); retry %d in %.2f s", last, attempt + 1, delay)
-            time.sleep(delay)
-        raise ApiRequestError(
-            f"{url}: no valid answer after {self.opts.max_retries + 1} attempts; last: {last}"
-        )
-
-
 @RERANKERS.register()
 class ClosedModelGenBscReranker:
     """A hosted chat model writes an integer grade per candidate; grades averaged over K orders."""
@@ -253,7 +158,7 @@ class ClosedModelGenBscReranker:
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
         self.options = opts = checked_options(self, options, ClosedModelGenBscOptions)
-        self.client = ChatClient(opts)
+        self.client = ApiClient(opts)
 
     @property
     def cache_dir(self) -> Path:
@@ -295,7 +200,7 @@ class ClosedModelGenBscReranker:
                 return str(hit["content"]), str(hit.get("response_model", "")), True
             except (ValueError, KeyError):
                 logger.warning("ignoring unreadable cache entry %s", path)
-        body = self.client.complete(payload)
+        body = self.client.post("chat/completions", payload)
         content = str(body["choices"][0]["message"]["content"])
         model = str(body.get("model", ""))
         if all(g is None for g in parse_grades(content, n)[0]):

@@ -1,7 +1,11 @@
-"""A loopback OpenAI-compatible ``/v1/chat/completions`` server, with injectable faults.
+"""A loopback OpenAI-compatible server (``/v1/chat/completions``, ``/v1/completions``,
+``/v1/models``, ``/metrics``), with injectable faults.
 
 It serves a local causal LM (greedy generation through transformers) or any ``responder``
-callable, on ``127.0.0.1`` at a free port, in a daemon thread. Faults are injected by a queue
+callable (chat) or ``completer`` callable (token-id prompts, as vLLM takes them), on
+``127.0.0.1`` at a free port, in a daemon thread. ``/metrics`` reports the requests being
+handled as ``vllm:num_requests_running`` (and zero waiting and preemptions), so the server-load
+figures of a judge run can be tested. Faults are injected by a queue
 of one-shot fault names taken in request order (``"429"``, ``"500"``, ``"timeout"``: sleep past
 the client's timeout and then answer, ``"malformed"``: a 200 with a body that is not a chat
 completion, ``"400"``: a refusal with ``error_body``, ``"trickle"``: a valid answer sent one byte
@@ -26,14 +30,19 @@ from typing import Any
 __all__ = [
     "FAULTS",
     "ChatServer",
+    "Completer",
     "Responder",
+    "TransformersCompleter",
     "TransformersResponder",
     "shared_chat_server_url",
+    "shared_completion_server_url",
 ]
 
 logger = logging.getLogger(__name__)
 
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
+# request body -> (text, generated token ids (EOS kept, as vLLM returns them), finish_reason)
+Completer = Callable[[Mapping[str, Any]], tuple[str, list[int], str]]
 FAULTS = ("429", "500", "timeout", "malformed", "400", "trickle")
 DEFAULT_ERROR_BODY = b'{"error": {"message": "max_tokens is too large: 99999 > 4096"}}'
 
@@ -73,13 +82,49 @@ class TransformersResponder:
         return str(self.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True))
 
 
+class TransformersCompleter:
+    """Greedy completion of a token-id prompt with a local causal LM (one at a time)."""
+
+    def __init__(self, model_path: str) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model: Any = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+        self.model.eval()
+        self._lock = threading.Lock()
+
+    def __call__(self, body: Mapping[str, Any]) -> tuple[str, list[int], str]:
+        import torch
+
+        ids = torch.tensor([list(body["prompt"])], dtype=torch.long)
+        eos = self.tokenizer.eos_token_id
+        with self._lock, torch.inference_mode():
+            torch.manual_seed(int(body.get("seed") or 0))
+            out = self.model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=int(body["max_tokens"]),
+                do_sample=False,
+                pad_token_id=eos,
+                eos_token_id=eos,
+            )
+        new = [int(t) for t in out[0, ids.shape[1] :]]
+        if eos in new:
+            new = new[: new.index(eos) + 1]
+        finish = "stop" if new and new[-1] == eos else "length"
+        return str(self.tokenizer.decode(new, skip_special_tokens=True)), new, finish
+
+
 class ChatServer:
     """``with ChatServer(responder) as srv: srv.url`` -> ``http://127.0.0.1:PORT/v1``."""
 
     def __init__(
         self,
-        responder: Responder,
+        responder: Responder | None,
         *,
+        completer: Completer | None = None,
+        model_root: str = "",
         model_name: str = "loopback-model",
         faults: Iterable[str] = (),
         timeout_sleep_s: float = 1.0,
@@ -88,6 +133,8 @@ class ChatServer:
         trickle_interval_s: float = 0.2,
     ) -> None:
         self.responder = responder
+        self.completer = completer
+        self.model_root = model_root
         self.model_name = model_name
         self.timeout_sleep_s = timeout_sleep_s
         self.error_body = error_body
@@ -149,6 +196,22 @@ class ChatServer:
                     with server.lock:
                         server.counts["client_gone"] += 1
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    data = [{"id": server.model_name, "root": server.model_root}]
+                    self._send(200, json.dumps({"object": "list", "data": data}).encode())
+                elif self.path.rstrip("/") == "/metrics":
+                    with server.lock:
+                        busy = server._busy
+                    text = (
+                        f'vllm:num_requests_running{{model_name="m"}} {busy:.1f}\n'
+                        f'vllm:num_requests_waiting{{model_name="m"}} 0.0\n'
+                        f'vllm:num_preemptions_total{{model_name="m"}} 0.0\n'
+                    )
+                    self._send(200, text.encode())
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
             def do_POST(self) -> None:
                 with server.lock:
                     server._busy += 1
@@ -169,7 +232,15 @@ class ChatServer:
                 ):
                     self._send(401, b'{"error": {"message": "bad key"}}')
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if path.endswith("/v1/completions") and server.completer is not None:
+                    text, ids, finish = server.completer(json.loads(raw))
+                    choice = {"index": 0, "text": text, "finish_reason": finish, "token_ids": ids}
+                    with server.lock:
+                        server.counts["ok"] += 1
+                    self._send(200, json.dumps({"choices": [choice]}).encode("utf-8"))
+                    return
+                if not path.endswith("/chat/completions") or server.responder is None:
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
                 if fault is not None:
@@ -251,4 +322,21 @@ def shared_chat_server_url(model_path: str) -> str:
         if srv is None:
             srv = ChatServer(TransformersResponder(model_path), model_name=model_path).start()
             _SHARED[model_path] = srv
+        return srv.url
+
+
+def shared_completion_server_url(model_path: str) -> str:
+    """The URL of a process-wide loopback server completing token-id prompts greedily with
+    ``model_path`` (served under that name, the folder as its root; started once)."""
+    key = "completions:" + model_path
+    with _SHARED_LOCK:
+        srv = _SHARED.get(key)
+        if srv is None:
+            srv = ChatServer(
+                None,
+                completer=TransformersCompleter(model_path),
+                model_root=model_path,
+                model_name=model_path,
+            ).start()
+            _SHARED[key] = srv
         return srv.url
