@@ -3,7 +3,10 @@ another config; ``presdep eval`` tells a missing folder from an unfinished run."
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
 
 from presentation_dependence.cli import main
 from presentation_dependence.judge.scripted import ScriptedJudge
@@ -56,9 +59,37 @@ def test_out_refuses_a_folder_of_another_config(tmp_path, items_file, caplog):
     assert main(["judge", str(cfg), "--out", str(out)]) == 0
     before = (out / "records.jsonl").read_bytes()
     assert main(["judge", str(cfg), "--out", str(out), "--override", "seed=7"]) == 2
-    assert "different config" in caplog.text
+    assert "different config" in caplog.text and "+seed: 7" in caplog.text  # with the diff
     assert (out / "records.jsonl").read_bytes() == before
     assert main(["judge", str(cfg), "--out", str(out)]) == 0  # the same config resumes
+    runs = json.loads((out / "provenance.json").read_text())["invocations"]
+    assert len(runs) == 2 and all(r["judge"]["judge_class"] == "scripted" for r in runs)
+
+
+def test_a_folder_frozen_before_an_option_existed_still_resumes(tmp_path, items_file):
+    cfg = config(tmp_path, items_file)
+    out = tmp_path / "out"
+    assert main(["judge", str(cfg), "--out", str(out)]) == 0
+    frozen = out / "resolved_config.yaml"
+    old = yaml.safe_load(frozen.read_text())
+    del old["bootstrap_resamples"], old["judge"]["seed"]  # at their defaults
+    frozen.write_text(yaml.safe_dump(old))
+    assert main(["judge", str(cfg), "--out", str(out)]) == 0
+
+
+def test_an_old_flat_provenance_is_read_and_appended_to(tmp_path, items_file):
+    from presentation_dependence.judge.docs import measured_markdown
+
+    cfg = config(tmp_path, items_file)
+    out = tmp_path / "n"
+    assert main(["noise", str(cfg), "--out", str(out), "--batch-sizes", "1", "2"]) == 0
+    prov = out / "provenance.json"
+    (flat,) = json.loads(prov.read_text())["invocations"]
+    prov.write_text(json.dumps(flat))  # as judge folders were written before issue 15
+    assert "uv run presdep noise" in measured_markdown(out)
+    assert main(["noise", str(cfg), "--out", str(out), "--batch-sizes", "1", "2"]) == 0
+    assert json.loads(prov.read_text())["invocations"][0] == flat
+    assert flat["time_utc"] in measured_markdown(out)  # the first invocation's
 
 
 def test_eval_tells_a_missing_folder_from_an_unfinished_run(tmp_path, caplog):
