@@ -10,11 +10,14 @@ description, one record per command run in the folder), ``run.log``, and per com
   :func:`~presentation_dependence.judge.sweep.judge_in_parts`), ``records.jsonl`` (one
   :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
   for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
-* ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
-  run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
+* ``noise``: ``noise/<condition>/run<r>/`` (that run's parts: the resume unit),
+  ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of run 0 of
+  the first condition as ``summary.json`` (that run is a complete judge run).
 * ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
 
-Rerunning ``judge`` with the same config into the same folder resumes the sweep.
+Rerunning ``judge`` or ``noise`` with the same config into the same folder resumes it at the
+part in flight; processes sharing the folder judge each part once, and the one that finds every
+part on disk writes the outputs.
 
 Each task reads top to bottom through the stages listed in :mod:`presentation_dependence.judge`.
 """
@@ -50,7 +53,7 @@ from presentation_dependence.judge.report import (
     sweep_markdown,
 )
 from presentation_dependence.judge.scoring import summarise_noise, summarise_records
-from presentation_dependence.judge.sweep import PARTS_DIR, judge_in_parts, run_noise
+from presentation_dependence.judge.sweep import judge_in_parts, noise_run_dir, run_noise
 from presentation_dependence.provenance import collect_provenance, utc_now
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
@@ -76,25 +79,28 @@ def judge_requests(cfg: JudgeTaskConfig) -> tuple[list[ResponseItem], list[Judge
 
 def run_judge_task(
     cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """The N-way judge over every item x placement; writes records, summary and report."""
+) -> dict[str, Any] | None:
+    """The N-way judge over every item x placement; writes records, summary and report (None
+    while another process sharing the folder still judges parts)."""
     if cfg.task == "rank":
         return run_rank_task(cfg, out, argv)
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         items, requests = judge_requests(cfg)
         judge = _judge(cfg)
-        _start(cfg, folder, argv, judge)
+        folder.freeze_config(cfg, from_raw=config_from_raw)
         log.info(
             "judging %d items x %s placements = %d calls",
             len(items),
             cfg.placement.mode,
             len(requests),
         )
-        records = judge_in_parts(judge, requests, folder.path / PARTS_DIR)
+        records = judge_in_parts(judge, requests, folder, **_stage_args(cfg, argv))
+        if records is None:
+            return None
         write_records(folder.path / "records.jsonl", records)
         summary = _summary(cfg, judge, records)
-        _write_json(folder, "summary.json", summary)
+        folder.write_json("summary.json", jsonable(summary), indent=2)
         folder.write_text("report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
         log.info("wrote %s", folder.path)
     return summary
@@ -106,26 +112,31 @@ def run_noise_task(
     argv: Sequence[str] | None = None,
     *,
     reference: Path | None = None,
-) -> dict[str, Any]:
-    """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report."""
+) -> dict[str, Any] | None:
+    """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report (None
+    while another process sharing the folder still judges parts)."""
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         _, requests = judge_requests(cfg)
         judge = _judge(cfg)
-        _start(cfg, folder, argv, judge)
+        folder.freeze_config(cfg, from_raw=config_from_raw)
         nc = cfg.noise
         result = run_noise(
             judge,
             requests,
+            folder,
             repeats=nc.repeats,
             batch_sizes=list(nc.batch_sizes),
             one_at_a_time=nc.one_at_a_time,
             reference=read_records(reference) if reference is not None else None,
             confidence=cfg.confidence,
+            **_stage_args(cfg, argv),
         )
+        if result is None:
+            return None
         for cond, recs in result.runs.items():
             for r, rs in enumerate(recs):
-                write_records(folder.path / "noise" / cond.replace("=", "") / f"run{r}.jsonl", rs)
+                write_records(folder.path / f"{noise_run_dir(cond, r)}.jsonl", rs)
         first = next(iter(result.runs))
         noise = {
             "identity": judge.identity().to_dict(),
@@ -139,8 +150,8 @@ def run_noise_task(
             ),
         }
         summary = _summary(cfg, judge, result.runs[first][0])
-        _write_json(folder, "noise.json", noise)
-        _write_json(folder, "summary.json", summary)
+        folder.write_json("noise.json", jsonable(noise), indent=2)
+        folder.write_json("summary.json", jsonable(summary), indent=2)
         text = (
             f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
             + sweep_markdown(summary)
@@ -169,16 +180,13 @@ def run_gate_task(
     judge = _judge(cfg)
     verdict = run_gate(judge, cases, cfg.gate)
     path = verdict_path or default_run_dir(cfg) / "gate_verdict.json"
-    _write_json(
-        RunFolder(path.parent),
-        path.name,
-        {
-            **verdict.to_dict(),
-            "config": redact_obj(cfg.to_plain()),
-            "command": redact_obj(list(argv)) if argv is not None else None,
-            "time_utc": utc_now(),
-        },
-    )
+    out = {
+        **verdict.to_dict(),
+        "config": redact_obj(cfg.to_plain()),
+        "command": redact_obj(list(argv)) if argv is not None else None,
+        "time_utc": utc_now(),
+    }
+    RunFolder(path.parent).write_json(path.name, jsonable(out), indent=2)
     log.info("gate verdict written to %s", path)
     return verdict
 
@@ -209,7 +217,7 @@ def run_rank_task(
         folder.write_text(
             "ranking_items.jsonl", "".join(json.dumps(jsonable(r)) + "\n" for r in per_item)
         )
-        _write_json(folder, "ranking_summary.json", summary)
+        folder.write_json("ranking_summary.json", jsonable(summary), indent=2)
         text = f"# Response ranking `{cfg.id}`\n\n" + ranking_markdown(summary)
         folder.write_text("report.md", text)
         log.info("wrote %s", folder.path)
@@ -233,16 +241,8 @@ def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord])
     return summary
 
 
-def _write_json(folder: RunFolder, rel: str, obj: Any) -> None:
-    """A result as strict JSON (NaN as null), indented by 2 (the judge files' format)."""
-    folder.write_text(rel, json.dumps(jsonable(obj), indent=2, ensure_ascii=False) + "\n")
-
-
-def _start(cfg: JudgeTaskConfig, folder: RunFolder, argv: Sequence[str] | None, judge: Any) -> None:
-    folder.freeze_config(cfg, from_raw=config_from_raw)
-    prov = collect_provenance(
-        argv=argv,
-        seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
-        extra={"judge": judge.describe()},
-    )
-    folder.append_provenance(jsonable(prov))
+def _stage_args(cfg: JudgeTaskConfig, argv: Sequence[str] | None) -> dict[str, Any]:
+    """What the judge's parts stage gets: the config blocks the records depend on, the command
+    line and the seeds (provenance)."""
+    seeds = {"seed": cfg.seed, "placement_seed": cfg.placement_seed}
+    return {"config": {"judge": cfg.judge}, "argv": argv, "seeds": seeds}

@@ -174,9 +174,9 @@ class RunFolder:
         atomic_write_text(target, text)
         return target
 
-    def write_json(self, rel: str | Path, obj: Any) -> Path:
+    def write_json(self, rel: str | Path, obj: Any, indent: int = 1) -> Path:
         """Write a result object as JSON (see :meth:`write_text`)."""
-        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+        return self.write_text(rel, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
 
     def write_redacted_text(self, rel: str | Path, text: str) -> Path:
         """Atomically write a text that describes the run (config, provenance), redacted."""
