@@ -201,3 +201,20 @@ def test_a_part_another_process_holds_is_left_to_it(tmp_path, items_file, monkey
     assert main(["judge", str(cfg), "--out", str(out)]) == 0
     assert len(calls) == 12
     assert (out / "records.jsonl").read_bytes() == (tmp_path / "ref" / "records.jsonl").read_bytes()
+
+
+def test_a_killed_study_rerun_resumes_at_the_part_in_flight(tmp_path, items_file, monkeypatch):
+    from presentation_dependence.judge.study_run import run_study_config
+
+    cfg = load_judge_config(config(tmp_path, items_file))
+    run_study_config(cfg, tmp_path / "ref", [], rerun=True, gate=False)
+    run_judge_task(cfg, tmp_path / "killed" / cfg.id)  # the sweep; its rerun is killed
+    _counted(monkeypatch, die_on=5)
+    with pytest.raises(_Killed):
+        run_study_config(cfg, tmp_path / "killed", [], rerun=True, gate=False)
+    monkeypatch.undo()
+    calls = _counted(monkeypatch)
+    run_study_config(cfg, tmp_path / "killed", [], rerun=True, gate=False)
+    assert calls == [4] * (12 - 4)  # run 1 of the rerun (run 0 is the sweep), from item 5 on
+    ref, killed = tmp_path / "ref" / cfg.id / "rerun", tmp_path / "killed" / cfg.id / "rerun"
+    assert _noise_outputs(killed) == _noise_outputs(ref)

@@ -110,11 +110,13 @@ class JudgedPart:
 class JudgeStage:
     """Judge one :class:`Part`; its file is ``<run folder>/<part.run>/partNNNNN.json``."""
 
-    name = "judge"
     unit = "part"
     fix = "use another --out (the data, the placements, the judge or its config changed)"
 
-    def __init__(self, folder: RunFolder, judge: Judge, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self, folder: RunFolder, judge: Judge, config: Mapping[str, Any], name: str = "judge"
+    ) -> None:
+        self.name = name  # the phase in provenance ("judge", "noise") and the claims' prefix
         self.folder = folder
         self.judge = judge
         self.config = dict(config)  # the config blocks the records depend on
@@ -277,7 +279,7 @@ def run_noise(
                 planned[cond.name, rep] = parts(
                     judge, run, reqs, cond.batch_size, cond.one_at_a_time
                 )
-    stage = JudgeStage(folder, judge, config or {})
+    stage = JudgeStage(folder, judge, config or {}, "noise")
     units = [u for us in planned.values() for u in us]
     if not run_units(stage, folder, units, desc="noise", **run_kw).complete:
         return None
