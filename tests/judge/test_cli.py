@@ -34,7 +34,9 @@ def test_judge_writes_records_summary_report_reproducibly(tmp_path: Path, items_
     s = json.loads((a / "summary.json").read_text())
     assert s["records"] == 48 and s["items"] == 12 and s["placements_per_item"] == 4.0
     assert s["score_fail_chance"]["mean"] >= s["score_fail0"]["mean"]
-    assert json.loads((a / "provenance.json").read_text())["judge"]["judge_class"] == "scripted"
+    (prov,) = json.loads((a / "provenance.json").read_text())["invocations"]
+    assert prov["judge"]["judge_class"] == "scripted"
+    assert "judging 12 items" in (a / "run.log").read_text()
     report = (a / "report.md").read_text()
     assert "failure = 1/N" in report and "| A |" in report and "Spread between" in report
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from presentation_dependence.judge.generative import (
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.records import write_records
 from presentation_dependence.judge.sweep import run_noise
+from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items
 
 
@@ -71,12 +73,40 @@ def test_identity_and_describe(tiny_model: str) -> None:
     assert d["decoding"] == "greedy (temperature 0)" and d["eos_token_ids"]
 
 
-def test_run_noise_on_cpu_reruns_are_identical(tiny_model: str) -> None:
+def test_run_noise_on_cpu_reruns_are_identical(tiny_model: str, tmp_path: Path) -> None:
     reqs = make_requests(make_items(1), "cyclic", 0)
-    res = run_noise(judge(tiny_model, max_new_tokens=4), reqs, repeats=2, batch_sizes=[1, 2])
+    j = judge(tiny_model, max_new_tokens=4)
+    res = run_noise(j, reqs, RunFolder(tmp_path), repeats=2, batch_sizes=[1, 2])
+    assert res is not None
     within = [c for c in res.comparisons if "vs run 0" in c["label"]]
     assert len(within) == 2 and all(c["identical_share"] == 1.0 for c in within)
     assert all(c["flips"] == 0 for c in within)
+
+
+def test_a_killed_noise_run_resumes_to_identical_records(
+    tiny_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reqs = make_requests(make_items(3), "cyclic", 0)
+    j = judge(tiny_model, max_new_tokens=4)
+    kw: dict[str, Any] = {"repeats": 2, "batch_sizes": [2], "one_at_a_time": True}
+    ref = run_noise(j, reqs, RunFolder(tmp_path / "ref"), **kw)
+    real, calls = TransformersJudge.judge, []
+
+    def dies_on_the_fourth_call(self: TransformersJudge, requests: Any, **k: Any) -> Any:
+        calls.append(len(requests))
+        if len(calls) == 4:
+            raise KeyboardInterrupt  # killed while batch_size=2 run 1 is in flight
+        return real(self, requests, **k)
+
+    monkeypatch.setattr(TransformersJudge, "judge", dies_on_the_fourth_call)
+    with pytest.raises(KeyboardInterrupt):
+        run_noise(j, reqs, RunFolder(tmp_path / "killed"), **kw)
+    monkeypatch.setattr(TransformersJudge, "judge", real)
+    resumed = run_noise(j, reqs, RunFolder(tmp_path / "killed"), **kw)
+    assert ref is not None and resumed is not None
+    assert resumed.runs == ref.runs and resumed.comparisons == ref.comparisons
+    run1 = tmp_path / "killed" / "noise" / "batch_size2" / "run1"
+    assert len(list(run1.glob("part*.json"))) == 3  # 3 parts of one item (4 = 2 batches of 2)
 
 
 def test_prompt_over_context_is_refused(tiny_model: str) -> None:

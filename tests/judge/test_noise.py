@@ -7,12 +7,19 @@ import pytest
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.scripted import ScriptedJudge, ScriptedJudgeOptions
 from presentation_dependence.judge.sweep import run_noise
+from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items
 
 
-def test_noiseless_judge_reruns_identically() -> None:
+def test_noiseless_judge_reruns_identically(tmp_path) -> None:
     reqs = make_requests(make_items(10), "cyclic", 0)
-    res = run_noise(ScriptedJudge(ScriptedJudgeOptions()), reqs, repeats=3, batch_sizes=[1, 4])
+    res = run_noise(
+        ScriptedJudge(ScriptedJudgeOptions()),
+        reqs,
+        RunFolder(tmp_path),
+        repeats=3,
+        batch_sizes=[1, 4],
+    )
     assert list(res.runs) == ["batch_size=1", "batch_size=4"]
     labels = [c["label"] for c in res.comparisons]
     assert labels == [
@@ -27,10 +34,11 @@ def test_noiseless_judge_reruns_identically() -> None:
     assert res.comparisons[-1]["identical_share"] == 1.0
 
 
-def test_noisy_judge_flips_at_the_expected_rate() -> None:
+def test_noisy_judge_flips_at_the_expected_rate(tmp_path) -> None:
     reqs = make_requests(make_items(150), "cyclic", 0)
     noise = 0.5
-    res = run_noise(ScriptedJudge(ScriptedJudgeOptions(accuracy=0.6, noise=noise)), reqs, repeats=2)
+    judge = ScriptedJudge(ScriptedJudgeOptions(accuracy=0.6, noise=noise))
+    res = run_noise(judge, reqs, RunFolder(tmp_path), repeats=2)
     c = res.comparisons[0]
     # a call keeps its latent verdict w.p. 1 - noise; two calls then differ in right/wrong w.p.
     # 2 q (1 - q) over latent-correct (q = noise * 3/4 moves it off) and similar for wrong ones.
@@ -41,15 +49,15 @@ def test_noisy_judge_flips_at_the_expected_rate() -> None:
     assert c["noise_to_se"] > 0 and c["first_diff"]["unit"] == "char"
 
 
-def test_reference_is_reused_and_checked() -> None:
+def test_reference_is_reused_and_checked(tmp_path) -> None:
     reqs = make_requests(make_items(5), "cyclic", 0)
     judge = ScriptedJudge(ScriptedJudgeOptions())
     ref = judge.judge(reqs)
     calls = judge.calls
-    res = run_noise(judge, reqs, repeats=2, reference=ref)
+    res = run_noise(judge, reqs, RunFolder(tmp_path), repeats=2, reference=ref)
     assert judge.calls == calls + len(reqs)
     assert res.runs["configured"][0] == ref
     with pytest.raises(ValueError, match="reference"):
-        run_noise(judge, reqs, repeats=1, reference=ref[:-1])
+        run_noise(judge, reqs, RunFolder(tmp_path), repeats=1, reference=ref[:-1])
     with pytest.raises(ValueError, match="duplicate"):
-        run_noise(judge, reqs, batch_sizes=[2, 2])
+        run_noise(judge, reqs, RunFolder(tmp_path), batch_sizes=[2, 2])

@@ -31,6 +31,7 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
 from presentation_dependence.judge.study_plan import plan_markdown
 from presentation_dependence.report.markers import markers, splice_file
+from presentation_dependence.runners.run_folder import invocations
 
 __all__ = [
     "MARK_END",
@@ -58,7 +59,8 @@ def measured_markdown(folder: Path) -> str:
     summary = _load(folder, "summary.json")
     noise = _load(folder, "noise.json")
     raw = _load(folder, "resolved_config.yaml")
-    prov = _load(folder, "provenance.json")
+    # the first invocation that described the judge (a resumed run has several)
+    prov = next(p for p in invocations(_load(folder, "provenance.json")) if "judge" in p)
     cfg = config_from_raw({k: v for k, v in raw.items() if k != "id"}, str(raw["id"]))
     eligible = len(load_response_set(replace(cfg.data, max_items=None, require_one_correct=True)))
     judge = prov.get("judge", {})

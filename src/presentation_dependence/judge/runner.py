@@ -1,28 +1,29 @@
 """Judge tasks end to end: load, place, judge, score, write (``presdep judge | noise | gate``).
 
-Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``):
-
-``resolved_config.yaml``, ``provenance.json`` (argv, packages, seeds, the judge's identity and
-description), and per command:
+Output folder (``--out``, default ``<output_root>/<id>/<UTC timestamp>/``): a run folder
+(:class:`~presentation_dependence.runners.run_folder.RunFolder`): ``resolved_config.yaml``
+(frozen: a folder holding results of a different config is refused, with the diff),
+``provenance.json`` (``{"invocations": [...]}``: argv, packages, seeds, the judge's identity and
+description, one record per command run in the folder), ``run.log``, and per command:
 
 * ``judge``: ``records_parts/`` (the sweep written part by part: the resume unit,
-  :func:`~presentation_dependence.judge.sweep.judge_in_parts`), ``records.jsonl`` (one :class:`JudgeRecord`
-  per call), ``summary.json``, ``report.md``;
+  :func:`~presentation_dependence.judge.sweep.judge_in_parts`), ``records.jsonl`` (one
+  :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
   for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
-* ``noise``: ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of
-  run 0 of the first condition as ``summary.json`` (that run is a complete judge run).
+* ``noise``: ``noise/<condition>/run<r>/`` (that run's parts: the resume unit),
+  ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of run 0 of
+  the first condition as ``summary.json`` (that run is a complete judge run).
 * ``gate``: the JSON verdict (``--verdict``, default ``<out>/gate_verdict.json``).
 
-An ``--out`` folder holding results of a different config is refused
-(:func:`freeze_judge_config`); rerunning ``judge`` with the same config into the same folder
-resumes the sweep.
+Rerunning ``judge`` or ``noise`` with the same config into the same folder resumes it at the
+part in flight; processes sharing the folder judge each part once, and the one that finds every
+part on disk writes the outputs.
 
 Each task reads top to bottom through the stages listed in :mod:`presentation_dependence.judge`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Sequence
@@ -30,10 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from presentation_dependence.errors import ConfigError, PresdepError
-from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.judge.base import Judge, build_judge
 from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
 from presentation_dependence.judge.gate import GateVerdict, run_gate
@@ -55,15 +53,14 @@ from presentation_dependence.judge.report import (
     sweep_markdown,
 )
 from presentation_dependence.judge.scoring import summarise_noise, summarise_records
-from presentation_dependence.judge.sweep import PARTS_DIR, judge_in_parts, run_noise
+from presentation_dependence.judge.sweep import judge_in_parts, noise_run_dir, run_noise
 from presentation_dependence.provenance import collect_provenance, utc_now
 from presentation_dependence.rerankers import build_reranker
-from presentation_dependence.secrets import redact, redact_obj
+from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
+from presentation_dependence.secrets import redact_obj
 from presentation_dependence.seeding import named_rng
 
 __all__ = [
-    "default_out_dir",
-    "freeze_judge_config",
     "judge_requests",
     "run_gate_task",
     "run_judge_task",
@@ -82,23 +79,30 @@ def judge_requests(cfg: JudgeTaskConfig) -> tuple[list[ResponseItem], list[Judge
 
 def run_judge_task(
     cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """The N-way judge over every item x placement; writes records, summary and report."""
+) -> dict[str, Any] | None:
+    """The N-way judge over every item x placement; writes records, summary and report (None
+    while another process sharing the folder still judges parts)."""
     if cfg.task == "rank":
         return run_rank_task(cfg, out, argv)
-    out = out or default_out_dir(cfg)
-    items, requests = judge_requests(cfg)
-    judge = _judge(cfg)
-    _start(cfg, out, argv, judge)
-    log.info(
-        "judging %d items x %s placements = %d calls", len(items), cfg.placement.mode, len(requests)
-    )
-    records = judge_in_parts(judge, requests, out / PARTS_DIR)
-    write_records(out / "records.jsonl", records)
-    summary = _summary(cfg, judge, records)
-    write_json(out / "summary.json", summary)
-    atomic_write_text(out / "report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
-    log.info("wrote %s", out)
+    folder = RunFolder(out or default_run_dir(cfg))
+    with folder.logging_to_file():
+        items, requests = judge_requests(cfg)
+        judge = _judge(cfg)
+        folder.freeze_config(cfg, from_raw=config_from_raw)
+        log.info(
+            "judging %d items x %s placements = %d calls",
+            len(items),
+            cfg.placement.mode,
+            len(requests),
+        )
+        records = judge_in_parts(judge, requests, folder, **_stage_args(cfg, argv))
+        if records is None:
+            return None
+        write_records(folder.path / "records.jsonl", records)
+        summary = _summary(cfg, judge, records)
+        folder.write_json("summary.json", jsonable(summary), indent=2)
+        folder.write_text("report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
+        log.info("wrote %s", folder.path)
     return summary
 
 
@@ -108,52 +112,58 @@ def run_noise_task(
     argv: Sequence[str] | None = None,
     *,
     reference: Path | None = None,
-) -> dict[str, Any]:
-    """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report."""
-    out = out or default_out_dir(cfg)
-    _, requests = judge_requests(cfg)
-    judge = _judge(cfg)
-    _start(cfg, out, argv, judge)
-    nc = cfg.noise
-    result = run_noise(
-        judge,
-        requests,
-        repeats=nc.repeats,
-        batch_sizes=list(nc.batch_sizes),
-        one_at_a_time=nc.one_at_a_time,
-        reference=read_records(reference) if reference is not None else None,
-        confidence=cfg.confidence,
-    )
-    for cond, recs in result.runs.items():
-        for r, rs in enumerate(recs):
-            write_records(out / "noise" / cond.replace("=", "") / f"run{r}.jsonl", rs)
-    first = next(iter(result.runs))
-    noise = {
-        "identity": judge.identity().to_dict(),
-        **summarise_noise(
-            result.runs,
-            result.seconds,
-            result.comparisons,
-            seed=cfg.seed,
-            n_resamples=cfg.bootstrap_resamples,
+) -> dict[str, Any] | None:
+    """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report (None
+    while another process sharing the folder still judges parts)."""
+    folder = RunFolder(out or default_run_dir(cfg))
+    with folder.logging_to_file():
+        _, requests = judge_requests(cfg)
+        judge = _judge(cfg)
+        folder.freeze_config(cfg, from_raw=config_from_raw)
+        nc = cfg.noise
+        result = run_noise(
+            judge,
+            requests,
+            folder,
+            repeats=nc.repeats,
+            batch_sizes=list(nc.batch_sizes),
+            one_at_a_time=nc.one_at_a_time,
+            reference=read_records(reference) if reference is not None else None,
             confidence=cfg.confidence,
-        ),
-    }
-    summary = _summary(cfg, judge, result.runs[first][0])
-    write_json(out / "noise.json", noise)
-    write_json(out / "summary.json", summary)
-    text = (
-        f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
-        + sweep_markdown(summary)
-        + "\n## Reruns\n\n"
-        + noise_markdown(noise)
-    )
-    if noise["paired_tests"]:
-        text += "\n## Paired tests\n\n" + "".join(
-            compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"]
+            **_stage_args(cfg, argv),
         )
-    atomic_write_text(out / "noise.md", text)
-    log.info("wrote %s", out)
+        if result is None:
+            return None
+        for cond, recs in result.runs.items():
+            for r, rs in enumerate(recs):
+                write_records(folder.path / f"{noise_run_dir(cond, r)}.jsonl", rs)
+        first = next(iter(result.runs))
+        noise = {
+            "identity": judge.identity().to_dict(),
+            **summarise_noise(
+                result.runs,
+                result.seconds,
+                result.comparisons,
+                seed=cfg.seed,
+                n_resamples=cfg.bootstrap_resamples,
+                confidence=cfg.confidence,
+            ),
+        }
+        summary = _summary(cfg, judge, result.runs[first][0])
+        folder.write_json("noise.json", jsonable(noise), indent=2)
+        folder.write_json("summary.json", jsonable(summary), indent=2)
+        text = (
+            f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
+            + sweep_markdown(summary)
+            + "\n## Reruns\n\n"
+            + noise_markdown(noise)
+        )
+        if noise["paired_tests"]:
+            text += "\n## Paired tests\n\n" + "".join(
+                compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"]
+            )
+        folder.write_text("noise.md", text)
+        log.info("wrote %s", folder.path)
     return noise
 
 
@@ -169,16 +179,14 @@ def run_gate_task(
     _, cases = judge_requests(cfg)
     judge = _judge(cfg)
     verdict = run_gate(judge, cases, cfg.gate)
-    path = verdict_path or default_out_dir(cfg) / "gate_verdict.json"
-    write_json(
-        path,
-        {
-            **verdict.to_dict(),
-            "config": redact_obj(cfg.to_plain()),
-            "command": redact_obj(list(argv)) if argv is not None else None,
-            "time_utc": utc_now(),
-        },
-    )
+    path = verdict_path or default_run_dir(cfg) / "gate_verdict.json"
+    out = {
+        **verdict.to_dict(),
+        "config": redact_obj(cfg.to_plain()),
+        "command": redact_obj(list(argv)) if argv is not None else None,
+        "time_utc": utc_now(),
+    }
+    RunFolder(path.parent).write_json(path.name, jsonable(out), indent=2)
     log.info("gate verdict written to %s", path)
     return verdict
 
@@ -187,32 +195,32 @@ def run_rank_task(
     cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """Response ranking with the readout (``task: rank``)."""
-    out = out or default_out_dir(cfg)
-    items = load_response_set(cfg.data)
-    reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
-    freeze_judge_config(cfg, out)
-    per_item, summary = rank_responses(
-        items,
-        reranker,
-        num_presentations=cfg.ranking.num_presentations,
-        seed=cfg.seed,
-        ndcg_k=cfg.ranking.ndcg_k,
-        rng=named_rng(cfg.seed, "rank-summary"),
-        n_resamples=cfg.bootstrap_resamples,
-        confidence=cfg.confidence,
-    )
-    prov = collect_provenance(
-        argv=argv, seeds={"seed": cfg.seed}, extra={"reranker": reranker.describe()}
-    )
-    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
-    atomic_write_text(
-        out / "ranking_items.jsonl", "".join(json.dumps(jsonable(r)) + "\n" for r in per_item)
-    )
-    write_json(out / "ranking_summary.json", summary)
-    atomic_write_text(
-        out / "report.md", f"# Response ranking `{cfg.id}`\n\n" + ranking_markdown(summary)
-    )
-    log.info("wrote %s", out)
+    folder = RunFolder(out or default_run_dir(cfg))
+    with folder.logging_to_file():
+        items = load_response_set(cfg.data)
+        reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
+        folder.freeze_config(cfg, from_raw=config_from_raw)
+        per_item, summary = rank_responses(
+            items,
+            reranker,
+            num_presentations=cfg.ranking.num_presentations,
+            seed=cfg.seed,
+            ndcg_k=cfg.ranking.ndcg_k,
+            rng=named_rng(cfg.seed, "rank-summary"),
+            n_resamples=cfg.bootstrap_resamples,
+            confidence=cfg.confidence,
+        )
+        prov = collect_provenance(
+            argv=argv, seeds={"seed": cfg.seed}, extra={"reranker": reranker.describe()}
+        )
+        folder.append_provenance(jsonable(prov))
+        folder.write_text(
+            "ranking_items.jsonl", "".join(json.dumps(jsonable(r)) + "\n" for r in per_item)
+        )
+        folder.write_json("ranking_summary.json", jsonable(summary), indent=2)
+        text = f"# Response ranking `{cfg.id}`\n\n" + ranking_markdown(summary)
+        folder.write_text("report.md", text)
+        log.info("wrote %s", folder.path)
     return summary
 
 
@@ -233,53 +241,8 @@ def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord])
     return summary
 
 
-def default_out_dir(cfg: JudgeTaskConfig) -> Path:
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path(cfg.output_root) / cfg.id / stamp
-
-
-def write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(jsonable(obj), indent=2, ensure_ascii=False) + "\n")
-
-
-def _start(cfg: JudgeTaskConfig, out: Path, argv: Sequence[str] | None, judge: Any) -> None:
-    freeze_judge_config(cfg, out)
-    prov = collect_provenance(
-        argv=argv,
-        seeds={"seed": cfg.seed, "placement_seed": cfg.placement_seed},
-        extra={"judge": judge.describe()},
-    )
-    atomic_write_text(out / "provenance.json", redact(json.dumps(jsonable(prov), indent=2)) + "\n")
-
-
-_NOT_RESULTS = frozenset({"resolved_config.yaml", "provenance.json"})
-
-
-def _same_config(old_yaml: str, cfg: JudgeTaskConfig) -> bool:
-    try:
-        return bool(config_from_raw(yaml.safe_load(old_yaml) or {}, cfg.id) == cfg)
-    except (PresdepError, yaml.YAMLError, TypeError, ValueError):
-        return False
-
-
-def _has_results(out: Path) -> bool:
-    return out.is_dir() and any(
-        p.is_file() and p.relative_to(out).as_posix() not in _NOT_RESULTS for p in out.rglob("*")
-    )
-
-
-def freeze_judge_config(cfg: JudgeTaskConfig, out: Path) -> None:
-    """Write ``out/resolved_config.yaml``; refuse a folder with results of another config."""
-    path = out / "resolved_config.yaml"
-    text = redact(cfg.to_yaml())
-    if path.exists():
-        old = path.read_text(encoding="utf-8")
-        if old == text or _same_config(old, cfg):
-            return
-        if _has_results(out):
-            raise ConfigError(
-                f"{path} was written by a different config, so the results in {out} cannot be "
-                "reused or overwritten. Fix: use another --out, or rerun with the same config"
-            )
-        log.warning("%s holds no results yet: replacing its config with this one", out)
-    atomic_write_text(path, text)
+def _stage_args(cfg: JudgeTaskConfig, argv: Sequence[str] | None) -> dict[str, Any]:
+    """What the judge's parts stage gets: the config blocks the records depend on, the command
+    line and the seeds (provenance)."""
+    seeds = {"seed": cfg.seed, "placement_seed": cfg.placement_seed}
+    return {"config": {"judge": cfg.judge}, "argv": argv, "seeds": seeds}

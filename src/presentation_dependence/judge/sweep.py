@@ -1,18 +1,23 @@
 """The judge-call stage: requests in, records out, resumable sweeps and reruns.
 
-**The sweep** (``presdep judge``). :func:`judge_in_parts` judges the requests in *parts* and
-writes each part atomically to ``records_parts/partNNNNN.jsonl`` as soon as it is judged, so a
-killed sweep loses at most the part in flight and a rerun judges only the parts that are
-missing. A part holds whole items and ends on a multiple of the judge's batch size, so every
-``generate`` call sees exactly the prompts it sees in one uninterrupted sweep and the records
-are byte-identical: with batch size 1 (or a batch size dividing the placements per item) a part
-is one item. The judge's identity (model snapshot, prompt, parser, seed) is kept in
-``records_parts/identity.json``; parts of another identity are refused.
+**Parts** (:class:`JudgeStage`, run by :func:`~presentation_dependence.runners.stage.run_units`:
+resume, claims, provenance, progress). A run of judge calls is judged in *parts*, each written
+atomically to ``<run>/partNNNNN.json`` (its records, the seconds they took, and what they were
+computed from: the requests' ``request_sha256``, the judge's identity (model snapshot, prompt,
+parser, seed) and ``config_sha256``; a part is reused only when all three match). So a killed run
+loses at most the part in flight. A part holds whole items and ends on a multiple of the batch
+size of its judge calls, so every ``generate`` call sees exactly the prompts it sees in one
+uninterrupted run and the records are byte-identical: with batch size 1 (or a batch size
+dividing the placements per item) a part is one item. Parts of the older layout
+(``partNNNNN.jsonl`` beside ``identity.json``) are still reused.
+
+**The sweep** (``presdep judge``): :func:`judge_in_parts` into ``records_parts/``.
 
 **Reruns** (``presdep noise``). :func:`run_noise` judges the same requests with nothing changed
 under every *condition* (a batch size, or one prompt at a time) ``repeats`` times (run r passes
 repeat index r; the transformers judge ignores it, a scripted judge draws its per-call noise from
-it), then compares, each on records aligned by (item, placement), with
+it), each run in parts under ``noise/<condition>/run<r>/``, then compares, each on records
+aligned by (item, placement), with
 :func:`~presentation_dependence.judge.scoring.compare_reruns`:
 
 * within a condition: run r against its run 0 (pure rerun noise);
@@ -21,95 +26,186 @@ it), then compares, each on records aligned by (item, placement), with
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.errors import PresdepError
-from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.base import Judge
-from presentation_dependence.judge.records import (
-    JudgeRecord,
-    JudgeRequest,
-    read_records,
-    write_records,
-)
+from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, read_records
 from presentation_dependence.judge.scoring import compare_reruns
+from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
+from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.stage import CONFIG_KEY, config_fingerprint, run_units
 
-__all__ = ["PARTS_DIR", "NoiseCondition", "NoiseResult", "judge_in_parts", "parts", "run_noise"]
-
-log = logging.getLogger(__name__)
+__all__ = ["PARTS_DIR", "JudgeStage", "NoiseCondition", "NoiseResult", "Part", "judge_in_parts"]
+__all__ += ["noise_run_dir", "parts", "run_noise"]
 
 PARTS_DIR = "records_parts"
+IDENTITY_KEY = "judge"  # the judge's identity in a part file
 
 
-def parts(requests: Sequence[JudgeRequest], batch_size: int) -> list[tuple[int, int]]:
-    """``[(start, end)]`` slices of ``requests``: each ends at an item boundary that is a
-    multiple of ``batch_size`` (or at the end)."""
-    bs = max(1, batch_size)
-    out, start = [], 0
+def _batch_size(judge: Judge, batch_size: int | None, one_at_a_time: bool | None) -> int:
+    """The prompts per judge call of ``judge.judge(..., batch_size, one_at_a_time)``."""
+    opts = getattr(judge, "options", None)
+    one = getattr(opts, "one_at_a_time", False) if one_at_a_time is None else one_at_a_time
+    bs = getattr(opts, "batch_size", 1) if batch_size is None else batch_size
+    return 1 if one or not isinstance(bs, int) or bs < 1 else bs
+
+
+def _fingerprint(requests: Sequence[JudgeRequest]) -> str:
+    """sha256 of every request's item (id, prompt, responses, labels), placement and repeat."""
+    blob = json.dumps(
+        [[r.item.to_dict(), list(r.placement), r.repeat] for r in requests],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Part:
+    """A resume unit: consecutive requests of one run (``run``: its parts folder, relative to
+    the run folder), judged in one call with this batching (None: the judge's own)."""
+
+    run: str
+    index: int
+    requests: tuple[JudgeRequest, ...]
+    batch_size: int | None = None
+    one_at_a_time: bool | None = None
+
+
+def parts(
+    judge: Judge,
+    run: str,
+    requests: Sequence[JudgeRequest],
+    batch_size: int | None = None,
+    one_at_a_time: bool | None = None,
+) -> list[Part]:
+    """The parts of one run: each ends at an item boundary that is a multiple of the batch size
+    of its judge calls (or at the end)."""
+    bs, start = _batch_size(judge, batch_size, one_at_a_time), 0
+    out: list[Part] = []
     for i in range(1, len(requests) + 1):
         boundary = i == len(requests) or requests[i].item.item_id != requests[i - 1].item.item_id
         if boundary and (i % bs == 0 or i == len(requests)):
-            out.append((start, i))
+            out.append(Part(run, len(out), tuple(requests[start:i]), batch_size, one_at_a_time))
             start = i
     return out
 
 
-def _batch_size(judge: Judge) -> int:
-    opts = getattr(judge, "options", None)
-    if getattr(opts, "one_at_a_time", False):
-        return 1
-    bs = getattr(opts, "batch_size", 1)
-    return bs if isinstance(bs, int) and bs >= 1 else 1
+@dataclass(frozen=True)
+class JudgedPart:
+    """A part's records, the seconds its judge call took (None: not recorded) and the
+    fingerprints stored with it (only the identity for a part of the old layout)."""
+
+    records: list[JudgeRecord]
+    seconds: float | None
+    fingerprints: Mapping[str, Any] = field(default_factory=dict)
+
+
+class JudgeStage:
+    """Judge one :class:`Part`; its file is ``<run folder>/<part.run>/partNNNNN.json``."""
+
+    unit = "part"
+    fix = "use another --out (the data, the placements, the judge or its config changed)"
+
+    def __init__(
+        self, folder: RunFolder, judge: Judge, config: Mapping[str, Any], name: str = "judge"
+    ) -> None:
+        self.name = name  # the phase in provenance ("judge", "noise") and the claims' prefix
+        self.folder = folder
+        self.judge = judge
+        self.config = dict(config)  # the config blocks the records depend on
+        self.identity = judge.identity().to_dict()
+
+    def key(self, part: Part) -> str:
+        return f"{part.run}/part{part.index:05d}"
+
+    def path(self, key: str) -> Path:
+        new = self.folder.path / f"{key}.json"
+        old = new.with_suffix(".jsonl")  # the layout before parts were unit files
+        return old if old.exists() and not new.exists() else new
+
+    def read(self, path: Path) -> JudgedPart:
+        if path.suffix == ".jsonl":
+            ident = json.loads((path.parent / "identity.json").read_text(encoding="utf-8"))
+            return JudgedPart(read_records(path), None, {IDENTITY_KEY: ident})
+        d = json.loads(path.read_text(encoding="utf-8"))
+        recs = [JudgeRecord.from_dict(r) for r in d.pop("records")]
+        return JudgedPart(recs, d.pop("seconds"), d)
+
+    def problem(self, part: Part, stored: JudgedPart) -> str | None:
+        fps = stored.fingerprints
+        if [r.key for r in stored.records] != [r.key for r in part.requests]:
+            return "it holds other requests (the data or the placements changed)"
+        if fps.get(FINGERPRINT_KEY) not in (None, _fingerprint(part.requests)):
+            return "the items' prompts or responses differ"
+        if fps.get(IDENTITY_KEY) != self.identity:
+            return f"it was judged by another judge identity ({fps.get(IDENTITY_KEY)})"
+        if fps.get(CONFIG_KEY) not in (None, self.config_sha256(part)):
+            return "it was computed with another config"
+        return None
+
+    def config_sha256(self, part: Part) -> str:
+        return config_fingerprint(
+            {**self.config, "batching": [part.batch_size, part.one_at_a_time]}
+        )
+
+    def fingerprints(self, part: Part) -> dict[str, Any]:
+        return {
+            FINGERPRINT_KEY: _fingerprint(part.requests),
+            IDENTITY_KEY: self.identity,
+            CONFIG_KEY: self.config_sha256(part),
+        }
+
+    def compute(self, part: Part) -> JudgedPart:
+        t0 = time.perf_counter()
+        recs = self.judge.judge(
+            list(part.requests), batch_size=part.batch_size, one_at_a_time=part.one_at_a_time
+        )
+        return JudgedPart(recs, time.perf_counter() - t0)
+
+    def write(self, path: Path, record: JudgedPart, fingerprints: Mapping[str, Any]) -> None:
+        out = {**fingerprints, "seconds": record.seconds}
+        out["records"] = [r.to_dict() for r in record.records]
+        text = json.dumps(out, ensure_ascii=False) + "\n"
+        self.folder.write_text(path.relative_to(self.folder.path), text)
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.judge.describe()}
+
+    def stored(self, units: Sequence[Part]) -> JudgedPart:
+        """The records of ``units`` (all on disk), in order, and their seconds summed."""
+        got = [self.read(self.path(self.key(u))) for u in units]
+        secs = [g.seconds for g in got]
+        total = None if None in secs else sum(s for s in secs if s is not None)
+        return JudgedPart([r for g in got for r in g.records], total)
 
 
 def judge_in_parts(
-    judge: Judge, requests: Sequence[JudgeRequest], folder: Path
-) -> list[JudgeRecord]:
-    """Every request's record, in order; parts already on disk are reused (module docstring)."""
-    identity = judge.identity().to_dict()
-    ident_path = folder / "identity.json"
-    if ident_path.exists():
-        old = json.loads(ident_path.read_text(encoding="utf-8"))
-        if old != identity:
-            raise PresdepError(
-                f"{folder} holds records of another judge identity ({old}); now {identity}. "
-                "Fix: use another --out (the model, prompt, parser or seed changed)"
-            )
-    else:
-        atomic_write_text(ident_path, json.dumps(identity, indent=2) + "\n")
-    slices = parts(requests, _batch_size(judge))
-    records: list[JudgeRecord] = []
-    judged = 0
-    for k, (a, b) in enumerate(slices):
-        path = folder / f"part{k:05d}.jsonl"
-        want = [r.key for r in requests[a:b]]
-        if path.exists():
-            recs = read_records(path)
-            if [r.key for r in recs] != want:
-                raise PresdepError(
-                    f"{path} holds other requests than part {k} of this sweep (the data or the "
-                    "placements changed). Fix: use another --out"
-                )
-        else:
-            recs = judge.judge(requests[a:b])
-            write_records(path, recs)
-            judged += len(recs)
-        records.extend(recs)
-    log.info(
-        "%d requests in %d parts: %d judged now, %d reused from %s",
-        len(requests),
-        len(slices),
-        judged,
-        len(requests) - judged,
-        folder,
-    )
-    return records
+    judge: Judge,
+    requests: Sequence[JudgeRequest],
+    folder: RunFolder,
+    *,
+    config: Mapping[str, Any] | None = None,
+    **run_kw: Any,
+) -> list[JudgeRecord] | None:
+    """Every request's record, in order, judged part by part into ``records_parts/`` (module
+    docstring); None while parts that another process sharing the folder judges are missing.
+    ``config``: the config blocks the records depend on; ``run_kw`` go to ``run_units``."""
+    stage = JudgeStage(folder, judge, config or {})
+    units = parts(judge, PARTS_DIR, requests)
+    done = run_units(stage, folder, units, desc="judge", **run_kw).complete
+    return stage.stored(units).records if done else None
+
+
+def noise_run_dir(condition: str, repeat: int) -> str:
+    """``noise/<condition without '='>/run<r>``: the run's parts folder (``.jsonl``: its records)."""
+    return f"noise/{condition.replace('=', '')}/run{repeat}"
 
 
 @dataclass(frozen=True)
@@ -138,14 +234,20 @@ class NoiseResult:
 def run_noise(
     judge: Judge,
     requests: Sequence[JudgeRequest],
+    folder: RunFolder,
     *,
     repeats: int = 2,
     batch_sizes: Sequence[int | None] = (None,),
     one_at_a_time: bool = False,
     reference: Sequence[JudgeRecord] | None = None,
     confidence: float = 0.95,
-) -> NoiseResult:
-    """Judge ``requests`` ``repeats`` times under each batch size (and one at a time).
+    config: Mapping[str, Any] | None = None,
+    **run_kw: Any,
+) -> NoiseResult | None:
+    """Judge ``requests`` ``repeats`` times under each batch size (and one at a time), each run
+    in parts under :func:`noise_run_dir` (resumable); None while parts that another process
+    sharing the folder judges are missing. ``config`` and ``run_kw``: as for
+    :func:`judge_in_parts`.
 
     ``reference``: records of an earlier run of exactly these requests, used as run 0 of the
     first condition instead of judging again (e.g. the placement sweep itself).
@@ -160,31 +262,35 @@ def run_noise(
     if len({c.name for c in conditions}) != len(conditions):
         raise ValueError(f"duplicate conditions: {[c.name for c in conditions]}")
     base = [replace(r, repeat=0) for r in requests]
-    result = NoiseResult()
-    for ci, cond in enumerate(conditions):
-        runs: list[list[JudgeRecord]] = []
-        secs: list[float] = []
-        for rep in range(repeats):
-            if ci == 0 and rep == 0 and reference is not None:
-                want = {(r.item.item_id, r.placement) for r in base}
-                have = {(r.item_id, r.placement) for r in reference}
-                if want != have or len(reference) != len(base):
-                    raise ValueError(
-                        "the reference records do not cover exactly these requests "
-                        f"({len(want ^ have)} (item, placement) pairs differ)"
-                    )
-                runs.append(list(reference))
-                secs.append(float("nan"))
-                continue
-            reqs = [replace(r, repeat=rep) for r in base]
-            t0 = time.perf_counter()
-            runs.append(
-                judge.judge(reqs, batch_size=cond.batch_size, one_at_a_time=cond.one_at_a_time)
+    if reference is not None:
+        want = {(r.item.item_id, r.placement) for r in base}
+        have = {(r.item_id, r.placement) for r in reference}
+        if want != have or len(reference) != len(base):
+            raise ValueError(
+                "the reference records do not cover exactly these requests "
+                f"({len(want ^ have)} (item, placement) pairs differ)"
             )
-            secs.append(time.perf_counter() - t0)
-            log.info("noise: %s run %d: %d records, %.1f s", cond.name, rep, len(reqs), secs[-1])
-        result.runs[cond.name] = runs
-        result.seconds[cond.name] = secs
+    planned: dict[tuple[str, int], list[Part]] = {}
+    for ci, cond in enumerate(conditions):
+        for rep in range(repeats):
+            if not (ci == 0 and rep == 0 and reference is not None):
+                reqs = [replace(r, repeat=rep) for r in base]
+                run = noise_run_dir(cond.name, rep)
+                planned[cond.name, rep] = parts(
+                    judge, run, reqs, cond.batch_size, cond.one_at_a_time
+                )
+    stage = JudgeStage(folder, judge, config or {}, "noise")
+    units = [u for us in planned.values() for u in us]
+    if not run_units(stage, folder, units, desc="noise", **run_kw).complete:
+        return None
+    result = NoiseResult()
+    for cond in conditions:
+        result.runs[cond.name], result.seconds[cond.name] = [], []
+        for rep in range(repeats):
+            part_list = planned.get((cond.name, rep))
+            got = stage.stored(part_list) if part_list else JudgedPart(list(reference or ()), None)
+            result.runs[cond.name].append(got.records)
+            result.seconds[cond.name].append(float("nan") if got.seconds is None else got.seconds)
     first = conditions[0].name
     for cond in conditions:
         runs = result.runs[cond.name]

@@ -113,7 +113,7 @@ def _judge_killed(root: Path) -> str:
         pass
     finally:
         ScriptedJudge.judge = real  # type: ignore[method-assign]
-    kept = len(list((root / "killed" / "records_parts").glob("part*.jsonl")))
+    kept = len(list((root / "killed" / "records_parts").glob("part*.json")))
     rc2, _ = ws.cli("judge", str(cfg), "--out", str(root / "killed"))
     same = all(
         (root / "killed" / n).read_bytes() == (root / "ref" / n).read_bytes()

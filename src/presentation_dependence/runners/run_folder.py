@@ -1,6 +1,8 @@
 """Run folders: ``runs/<ID>/<timestamp>/`` with the frozen config, provenance and results.
 
-Layout (docs/RUN-ARTIFACTS.md)::
+The experiment commands' and the judge commands' (``presdep judge | noise``, any config with
+``to_yaml()`` and its family's ``config_from_raw``) share this machinery. Layout of an
+experiment's (docs/RUN-ARTIFACTS.md)::
 
     resolved_config.yaml     the config as run (YAML < environment < --override), frozen
     provenance.json          {"invocations": [...]}: one record per command run in this folder
@@ -21,20 +23,20 @@ import difflib
 import hashlib
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import yaml
 
-from presentation_dependence.config.experiment import ExperimentConfig, config_from_raw
+from presentation_dependence.config.experiment import config_from_raw
 from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.lock import file_lock
 from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
-__all__ = ["RunFolder", "default_run_dir", "safe_file_stem"]
+__all__ = ["FrozenConfig", "RunFolder", "default_run_dir", "invocations", "safe_file_stem"]
 
 log = logging.getLogger(__name__)
 
@@ -62,23 +64,43 @@ def safe_file_stem(key: str) -> str:
     return f"{stem[:100]}~{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}"
 
 
-def default_run_dir(cfg: ExperimentConfig, now: dt.datetime | None = None) -> Path:
+class FrozenConfig(Protocol):
+    """A config a run folder freezes: an experiment's, a judge task's (any family)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def output_root(self) -> str: ...
+    def to_yaml(self) -> str: ...
+
+
+FromRaw = Callable[[Mapping[str, Any], str], object]  # (raw mapping, config id) -> the config
+
+
+def default_run_dir(cfg: FrozenConfig, now: dt.datetime | None = None) -> Path:
     """``<output_root>/<id>/<UTC timestamp>``."""
     now = now or dt.datetime.now(dt.timezone.utc)
     return Path(cfg.output_root) / cfg.id / now.strftime("%Y%m%dT%H%M%SZ")
 
 
-def _same_config(old_yaml: str, cfg: ExperimentConfig) -> bool:
-    """True when the folder's frozen config, validated by today's code, equals ``cfg``.
+def _same_config(old_yaml: str, cfg: FrozenConfig, from_raw: FromRaw) -> bool:
+    """True when the folder's frozen config, validated by today's code (``from_raw``), equals
+    ``cfg``.
 
     A folder written before an option existed has no line for it; it still matches when the
     option's default is what ``cfg`` uses, so adding options does not orphan run folders.
     """
     try:
         raw = yaml.safe_load(old_yaml) or {}
-        return bool(config_from_raw(raw, cfg.id) == cfg)
+        return bool(from_raw(raw, cfg.id) == cfg)
     except (PresdepError, yaml.YAMLError, TypeError, ValueError):
         return False
+
+
+def invocations(provenance: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The invocation records of a loaded ``provenance.json``: ``{"invocations": [...]}``, or the
+    one flat record of a judge folder written before judge folders were run folders."""
+    return list(provenance["invocations"]) if "invocations" in provenance else [dict(provenance)]
 
 
 # Files derived from the config and data alone (rewritten when a folder without results takes a
@@ -152,9 +174,9 @@ class RunFolder:
         atomic_write_text(target, text)
         return target
 
-    def write_json(self, rel: str | Path, obj: Any) -> Path:
+    def write_json(self, rel: str | Path, obj: Any, indent: int = 1) -> Path:
         """Write a result object as JSON (see :meth:`write_text`)."""
-        return self.write_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+        return self.write_text(rel, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
 
     def write_redacted_text(self, rel: str | Path, text: str) -> Path:
         """Atomically write a text that describes the run (config, provenance), redacted."""
@@ -166,10 +188,16 @@ class RunFolder:
         return self.write_redacted_text(rel, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
 
     def freeze_config(
-        self, cfg: ExperimentConfig, *, resolved_paths: Mapping[str, str] | None = None
+        self,
+        cfg: FrozenConfig,
+        *,
+        from_raw: FromRaw = config_from_raw,
+        resolved_paths: Mapping[str, str] | None = None,
     ) -> None:
         """Write ``resolved_config.yaml``; refuse a folder made with a different config.
 
+        ``from_raw`` validates a raw mapping into a config of ``cfg``'s family (default: an
+        experiment's), so that a folder frozen before an option existed still matches.
         ``resolved_paths`` (``{data field: path}``, what path alternatives resolved to) is
         recorded as comment lines; when a later run resolves a field elsewhere, a warning says
         so (the per-query content fingerprints decide what can still be reused).
@@ -177,7 +205,7 @@ class RunFolder:
         text = redact(cfg.to_yaml()) + _paths_comment(resolved_paths or {})
         if self.resolved_config.exists():
             old = self.resolved_config.read_text(encoding="utf-8")
-            if old == text or _same_config(old, cfg):
+            if old == text or _same_config(old, cfg, from_raw):
                 self._warn_moved_paths(old, resolved_paths or {})
                 return
             if self.has_results():
@@ -232,12 +260,12 @@ class RunFolder:
 
     def append_provenance(self, record: Mapping[str, Any]) -> None:
         """Append one invocation's record to ``provenance.json`` (atomic rewrite), under the
-        folder's lock so that processes sharing the folder lose no record."""
+        folder's lock so that processes sharing the folder lose no record (an old flat record
+        becomes the first invocation)."""
         p = self.path / PROVENANCE
         with file_lock(self.path / LOCKS / "provenance.lock"):
-            data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"invocations": []}
-            data["invocations"].append(dict(record))
-            self.write_redacted_json(PROVENANCE, data)
+            done = invocations(json.loads(p.read_text(encoding="utf-8"))) if p.exists() else []
+            self.write_redacted_json(PROVENANCE, {"invocations": [*done, dict(record)]})
 
     @contextlib.contextmanager
     def claim(self, key: str) -> Iterator[bool]:

@@ -1,14 +1,18 @@
-"""One per-query stage runner: the resumable loop of ``run``, ``psi`` and ``qa``.
+"""One stage runner: the resumable loop of ``run``, ``psi``, ``qa``, the silver labels and the
+judge's sweeps and reruns.
 
-A *stage* computes one query's record and writes its per-query file (the resume unit).
-:func:`run_stage` owns the rest: sharding (``shard=(k, n)``: the queries at positions
+A *stage* computes one *unit*'s record and writes its file (the resume unit): a query for the
+per-query stages (:class:`Stage`, run through :func:`run_stage`), or any unit a
+:class:`UnitStage` names by a key (:func:`run_units`; the judge's parts of whole items).
+:func:`run_units` owns the rest: sharding (``shard=(k, n)``: the units at positions
 ``i % n == k``; shards fill one folder and the merge is the ordinary resume); resume with a
-content check (a file is reused only for this query id, these candidate ids and texts, this
-:func:`config_fingerprint` and what the stage checks itself, e.g. PSI's presentations; else it is
-refused, naming the query, or with ``recompute_changed`` recomputed with a warning and the
-stage's stale outputs removed; a file written before a fingerprint existed is compared on what
-it stored); atomic writes under a per-query claim (processes sharing a folder compute each query
-once); provenance; progress (:mod:`.progress`).
+content check (a file is reused only when the stage finds nothing changed: for a query, this
+query id, these candidate ids and texts, this :func:`config_fingerprint` and what the stage
+checks itself, e.g. PSI's presentations; else it is refused, naming the unit, or with
+``recompute_changed`` recomputed with a warning and the stage's stale outputs removed; a file
+written before a fingerprint existed is compared on what it stored); atomic writes under a
+per-unit claim (processes sharing a folder compute each unit once); provenance; progress
+(:mod:`.progress`).
 """
 
 from __future__ import annotations
@@ -45,10 +49,13 @@ from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.secrets import redact_obj
 
 __all__ = ["CONFIG_KEY", "Stage", "StageSummary", "StoredInput", "config_fingerprint", "run_stage"]
-__all__ += ["StageCommand", "parse_shard", "shard_requests"]
+__all__ += ["StageCommand", "UnitStage", "parse_shard", "run_units", "shard_requests"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+U = TypeVar("U")
+U_contra = TypeVar("U_contra", contravariant=True)
+S = TypeVar("S")  # what a unit's stored file says it was computed from
 CONFIG_KEY = "config_sha256"
 
 
@@ -66,11 +73,9 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return k, n
 
 
-def shard_requests(
-    requests: Sequence[RerankRequest], shard: tuple[int, int] | None
-) -> list[RerankRequest]:
-    """The requests at 0-based positions ``i`` with ``i % n == k`` (all when ``shard`` is None)."""
-    return [r for i, r in enumerate(requests) if shard is None or i % shard[1] == shard[0]]
+def shard_requests(units: Sequence[U], shard: tuple[int, int] | None) -> list[U]:
+    """The units at 0-based positions ``i`` with ``i % n == k`` (all when ``shard`` is None)."""
+    return [r for i, r in enumerate(units) if shard is None or i % shard[1] == shard[0]]
 
 
 def _set_fields(obj: Any) -> Any:
@@ -125,29 +130,50 @@ class Stage(Protocol[R]):
     def describe(self) -> dict[str, Any]: ...
 
 
+class UnitStage(Protocol[U_contra, S, R]):
+    """One computation per unit of any kind: ``key`` names a unit (claim; file ``path(key)``);
+    ``read`` a stored file (unreadable: OSError, ValueError, KeyError or TypeError), ``problem``
+    why it cannot be reused for the unit (None: it can); ``fingerprints`` are written with a
+    record; ``fix`` ends the error that refuses changed units."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def fix(self) -> str: ...
+    def key(self, unit: U_contra) -> str: ...
+    def path(self, key: str) -> Path: ...
+    def read(self, path: Path) -> S: ...
+    def problem(self, unit: U_contra, stored: S) -> str | None: ...
+    def fingerprints(self, unit: U_contra) -> Mapping[str, Any]: ...
+    def compute(self, unit: U_contra) -> R: ...
+    def write(self, path: Path, record: R, fingerprints: Mapping[str, Any]) -> None: ...
+    def describe(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class StageSummary:
-    num_queries: int
+    num_queries: int  # units
     computed: int
     reused: int
-    complete: bool  # every query of the data set has its file
+    complete: bool  # every unit has its file
 
 
-@dataclass
-class _Plan(Generic[R]):
-    stage: Stage[R]
-    folder: RunFolder
+class _QueryUnits(Generic[R]):
+    """A per-query :class:`Stage` as a :class:`UnitStage` of requests keyed by query id."""
 
-    def problem(self, req: RerankRequest) -> str | None:
-        """Why the stored file of ``req`` cannot be reused (None: it can)."""
-        path = self.stage.path(req.query.qid)
-        try:
-            stored = self.stage.read_input(path)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise PresdepError(
-                f"{path} is unreadable ({e}); delete it and rerun to recompute that "
-                f"{self.stage.unit}"
-            ) from None
+    fix = "rerun with --recompute-changed to recompute exactly those, or use a new --run-dir"
+
+    def __init__(self, stage: Stage[R]) -> None:
+        self.stage, self.name, self.unit = stage, stage.name, stage.unit
+        self.path, self.read, self.compute = stage.path, stage.read_input, stage.compute
+        self.write, self.describe = stage.write, stage.describe
+
+    def key(self, req: RerankRequest) -> str:
+        return req.query.qid
+
+    def problem(self, req: RerankRequest, stored: StoredInput) -> str | None:
         problem = reuse_problem(
             req,
             stored.docids,
@@ -159,26 +185,47 @@ class _Plan(Generic[R]):
             problem = "it was computed with another config"
         return problem or self.stage.stage_problem(req, stored)
 
-    def changed(self, requests: Sequence[RerankRequest], recompute: bool) -> dict[str, str]:
+    def fingerprints(self, req: RerankRequest) -> dict[str, str]:
+        return {FINGERPRINT_KEY: request_fingerprint(req), CONFIG_KEY: self.stage.config_sha256}
+
+
+@dataclass
+class _Plan(Generic[U, S, R]):
+    stage: UnitStage[U, S, R]
+    folder: RunFolder
+
+    def problem(self, unit: U) -> str | None:
+        """Why the stored file of ``unit`` cannot be reused (None: it can)."""
+        path = self.stage.path(self.stage.key(unit))
+        try:
+            stored = self.stage.read(path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise PresdepError(
+                f"{path} is unreadable ({e}); delete it and rerun to recompute that "
+                f"{self.stage.unit}"
+            ) from None
+        return self.stage.problem(unit, stored)
+
+    def changed(self, units: Sequence[U], recompute: bool) -> dict[str, str]:
         out: dict[str, str] = {}
-        for req in requests:
-            if self.stage.path(req.query.qid).exists():
-                problem = self.problem(req)
+        for u in units:
+            key = self.stage.key(u)
+            if self.stage.path(key).exists():
+                problem = self.problem(u)
                 if problem is not None:
-                    out[req.query.qid] = problem
+                    out[key] = problem
         if out and not recompute:
             unit = self.stage.unit
-            units = unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+            units_word = unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
             where = self.stage.path(next(iter(out))).parent
             listed = "; ".join(f"{unit} {q!r}: {why}" for q, why in list(out.items())[:5])
             raise PresdepError(
-                f"{len(out)} finished {units} in {where} were computed from other input than "
-                f"this config and data give ({listed}). The paths the data resolved to are in "
-                f"{self.folder.resolved_config}. Fix: rerun with --recompute-changed to "
-                "recompute exactly those, or use a new --run-dir"
+                f"{len(out)} finished {units_word} in {where} were computed from other input "
+                f"than this config and data give ({listed}). The paths the data resolved to are "
+                f"in {self.folder.resolved_config}. Fix: {self.stage.fix}"
             )
-        for qid, why in out.items():
-            log.warning("%s %r changed (%s): recomputing it", self.stage.unit, qid, why)
+        for key, why in out.items():
+            log.warning("%s %r changed (%s): recomputing it", self.stage.unit, key, why)
         return out
 
 
@@ -186,6 +233,16 @@ def run_stage(
     stage: Stage[R],
     folder: RunFolder,
     requests: Sequence[RerankRequest],
+    **kw: Any,
+) -> StageSummary:
+    """:func:`run_units` of a per-query stage over ``requests`` (keyword arguments the same)."""
+    return run_units(_QueryUnits(stage), folder, requests, **kw)
+
+
+def run_units(
+    stage: UnitStage[U, S, R],
+    folder: RunFolder,
+    units: Sequence[U],
     *,
     desc: str,
     shard: tuple[int, int] | None = None,
@@ -195,12 +252,16 @@ def run_stage(
     provenance: Mapping[str, Any] | None = None,
     stale: Sequence[Path] = (),
 ) -> StageSummary:
-    """Compute the queries of ``requests`` (in this shard) whose file is missing or changed;
-    ``stale`` files go when any stored query changed; ``provenance`` adds to the record."""
+    """Compute the units (in this shard) whose file is missing or changed; ``stale`` files go
+    when any stored unit changed; ``provenance`` adds to the record."""
     plan = _Plan(stage, folder)
-    mine = shard_requests(requests, shard)
+    mine = shard_requests(units, shard)
     changed = plan.changed(mine, recompute_changed)
-    todo = [r for r in mine if r.query.qid in changed or not stage.path(r.query.qid).exists()]
+
+    def missing(u: U) -> bool:
+        return not stage.path(stage.key(u)).exists()
+
+    todo = [u for u in mine if stage.key(u) in changed or missing(u)]
     for path in stale if changed else ():
         if path.exists():
             path.unlink()
@@ -215,7 +276,7 @@ def run_stage(
                 **(provenance or {}),
                 **(stage.describe() if todo else {}),
                 "queries": {
-                    "total": len(requests),
+                    "total": len(units),
                     "this_shard": len(mine),
                     "reused": len(mine) - len(todo),
                     "to_compute": len(todo),
@@ -233,28 +294,24 @@ def run_stage(
         len(todo),
     )
     computed = elsewhere = 0
-    for req in progress(todo, desc, stage.unit):
-        qid = req.query.qid
-        path = stage.path(qid)
-        # Another process sharing the folder may hold (or have finished) the query.
-        with folder.claim(f"{stage.name}:{qid}") as held:
-            if not held or (path.exists() and plan.problem(req) is None):
+    for u in progress(todo, desc, stage.unit):
+        key = stage.key(u)
+        path = stage.path(key)
+        # Another process sharing the folder may hold (or have finished) the unit.
+        with folder.claim(f"{stage.name}:{key}") as held:
+            if not held or (path.exists() and plan.problem(u) is None):
                 elsewhere += 1
                 continue
-            fingerprints = {
-                FINGERPRINT_KEY: request_fingerprint(req),
-                CONFIG_KEY: stage.config_sha256,
-            }
-            stage.write(path, stage.compute(req), fingerprints)
+            stage.write(path, stage.compute(u), stage.fingerprints(u))
             computed += 1
     if elsewhere:
         log.info(
             "%d %ss were computed by another process sharing this folder", elsewhere, stage.unit
         )
-    missing = sum(1 for r in requests if not stage.path(r.query.qid).exists())
-    if missing:
-        log.info("%d %ss still missing; outputs are written once all are done", missing, stage.unit)
-    return StageSummary(len(requests), computed, done, missing == 0)
+    left = sum(1 for u in units if missing(u))
+    if left:
+        log.info("%d %ss still missing; outputs are written once all are done", left, stage.unit)
+    return StageSummary(len(units), computed, done, left == 0)
 
 
 class StageCommand:
