@@ -8,8 +8,17 @@ import pytest
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge import build_judge, make_requests
-from presentation_dependence.judge.api import ApiJudge, ApiJudgeOptions, parse_prometheus
+from presentation_dependence.judge.api import (
+    ApiJudge,
+    ApiJudgeOptions,
+    merge_pass_stats,
+    parse_prometheus,
+)
 from presentation_dependence.judge.generative import TransformersJudgeOptions
+from presentation_dependence.judge.report import noise_markdown
+from presentation_dependence.judge.scoring import summarise_noise
+from presentation_dependence.judge.sweep import run_noise
+from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.testing.chat_server import ChatServer, TransformersCompleter
 from tests.judge.conftest import make_items
 
@@ -114,3 +123,36 @@ def test_prometheus_values_are_summed_over_labels():
     )
     got = parse_prometheus(text)
     assert got["vllm:num_requests_running"] == 5.0 and got["vllm:num_preemptions_total"] == 7.0
+
+
+def test_noise_runs_record_the_servers_load_per_run(server, tiny_model, tmp_path):
+    reqs = make_requests(make_items(4, 2), "full", 0)
+    judge = _judge(server, tiny_model, metrics_interval_s=0.01)
+    res = run_noise(judge, reqs, RunFolder(tmp_path), repeats=2, batch_sizes=[1, 4])
+    assert res is not None and res.runs["batch_size=4"][0] == res.runs["batch_size=1"][0]
+    for cond, want in (("batch_size=1", 1), ("batch_size=4", 4)):
+        for load in res.load[cond]:
+            assert load is not None and (load["requests"], load["concurrency"]) == (8, want)
+            assert load["preemptions"] == 0.0
+    # a resumed run reads the load back from its part files
+    again = run_noise(judge, reqs, RunFolder(tmp_path), repeats=2, batch_sizes=[1, 4])
+    assert again is not None and again.load == res.load
+    noise = summarise_noise(again.runs, again.seconds, again.comparisons, seed=0, load=again.load)
+    assert [r["server_load"]["concurrency"] for r in noise["runs"]] == [1, 1, 4, 4]
+    assert "requests in flight" in noise_markdown(noise)
+
+
+def test_pass_stats_merge_over_parts():
+    a = {"requests": 2, "concurrency": 2, "seconds": 1.0, "samples": 3, "running_max": 2.0}
+    a |= {"running_mean": 1.0, "waiting_max": 0.0, "preemptions": 1.0}
+    b = {**a, "samples": 1, "running_mean": 2.0, "running_max": 1.0, "preemptions": 2.0}
+    got = merge_pass_stats([a, None, b])
+    assert got is not None
+    assert (got["requests"], got["samples"], got["running_max"], got["preemptions"]) == (
+        4,
+        4,
+        2.0,
+        3.0,
+    )
+    assert got["running_mean"] == pytest.approx((3 * 1.0 + 1 * 2.0) / 4)
+    assert merge_pass_stats([None]) is None

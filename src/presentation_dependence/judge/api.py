@@ -50,7 +50,7 @@ from presentation_dependence.judge.parser import parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.models.embedded import resolve_model
 
-__all__ = ["ApiJudge", "ApiJudgeOptions", "PassStats", "parse_prometheus"]
+__all__ = ["ApiJudge", "ApiJudgeOptions", "PassStats", "merge_pass_stats", "parse_prometheus"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,32 @@ class PassStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def merge_pass_stats(passes: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """The passes of one run (its parts) as one: counts and seconds summed, maxima of maxima,
+    the running mean weighted by samples, preemptions summed (None when a pass has none)."""
+    got = [p for p in passes if p is not None]
+    if not got:
+        return None
+
+    def top(key: str) -> float | None:
+        vals = [p[key] for p in got if p.get(key) is not None]
+        return max(vals) if vals else None
+
+    weighted = [(p["running_mean"], p["samples"]) for p in got if p.get("running_mean") is not None]
+    samples = sum(w for _, w in weighted)
+    pre = [p.get("preemptions") for p in got]
+    return {
+        "requests": sum(p["requests"] for p in got),
+        "concurrency": top("concurrency"),
+        "seconds": sum(p["seconds"] for p in got),
+        "samples": sum(p["samples"] for p in got),
+        "running_max": top("running_max"),
+        "running_mean": sum(m * w for m, w in weighted) / samples if samples else None,
+        "waiting_max": top("waiting_max"),
+        "preemptions": None if None in pre else sum(x for x in pre if x is not None),
+    }
 
 
 class _Sampler:

@@ -130,6 +130,35 @@ def noise_markdown(n: Mapping[str, Any]) -> str:
             for r in n["runs"]
         ],
     )
+    loads = [r for r in n["runs"] if r.get("server_load")]
+    if loads:
+        runs += (
+            "\nThe server during each run (its Prometheus `/metrics`, sampled while it ran):\n\n"
+        )
+        runs += _table(
+            [
+                "condition",
+                "run",
+                "requests in flight",
+                "running requests max / mean",
+                "waiting max",
+                "preemptions",
+                "samples",
+            ],
+            [
+                [
+                    r["condition"],
+                    r["run"],
+                    r["server_load"]["concurrency"],
+                    f"{fmt(r['server_load']['running_max'], 0)} / "
+                    f"{fmt(r['server_load']['running_mean'], 1)}",
+                    fmt(r["server_load"]["waiting_max"], 0),
+                    fmt(r["server_load"]["preemptions"], 0),
+                    r["server_load"]["samples"],
+                ]
+                for r in loads
+            ],
+        )
     rows = []
     for c in n["comparisons"]:
         fd = c["first_diff"]

@@ -147,6 +147,7 @@ def run_noise_task(
                 seed=cfg.seed,
                 n_resamples=cfg.bootstrap_resamples,
                 confidence=cfg.confidence,
+                load=result.load if any(x for v in result.load.values() for x in v) else None,
             ),
         }
         summary = _summary(cfg, judge, result.runs[first][0])

@@ -348,9 +348,11 @@ def summarise_noise(
     seed: int,
     n_resamples: int = 2000,
     confidence: float = 0.95,
+    load: Mapping[str, Sequence[Mapping[str, Any] | None]] | None = None,
 ) -> dict[str, Any]:
-    """What ``noise.json`` holds besides the judge's identity: one row per run, the rerun
-    comparisons, and a paired test of each condition's run 0 against the first condition's."""
+    """What ``noise.json`` holds besides the judge's identity: one row per run (with the
+    server's load during it, for a judge of a served model), the rerun comparisons, and a paired
+    test of each condition's run 0 against the first condition's."""
     rows = [
         {
             "condition": cond,
@@ -359,6 +361,7 @@ def summarise_noise(
             "records": len(rs),
             "accuracy": float(np.mean([x.correct for x in rs])),
             "parse_failure_rate": float(np.mean([not x.parsed for x in rs])),
+            **({"server_load": (load or {}).get(cond, [None] * len(recs))[r]} if load else {}),
         }
         for cond, recs in runs.items()
         for r, rs in enumerate(recs)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from presentation_dependence.judge.api import merge_pass_stats
 from presentation_dependence.judge.base import Judge
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, read_records
 from presentation_dependence.judge.scoring import compare_reruns
@@ -46,13 +47,15 @@ __all__ += ["noise_run_dir", "parts", "run_noise"]
 
 PARTS_DIR = "records_parts"
 IDENTITY_KEY = "judge"  # the judge's identity in a part file
+LOAD_KEY = "server_load"  # a served judge's load during the part (timings: not in records)
 
 
 def _batch_size(judge: Judge, batch_size: int | None, one_at_a_time: bool | None) -> int:
     """The prompts per judge call of ``judge.judge(..., batch_size, one_at_a_time)``."""
     opts = getattr(judge, "options", None)
     one = getattr(opts, "one_at_a_time", False) if one_at_a_time is None else one_at_a_time
-    bs = getattr(opts, "batch_size", 1) if batch_size is None else batch_size
+    own = getattr(opts, "batch_size", getattr(opts, "concurrency", 1))  # a server's: in flight
+    bs = own if batch_size is None else batch_size
     return 1 if one or not isinstance(bs, int) or bs < 1 else bs
 
 
@@ -99,12 +102,14 @@ def parts(
 
 @dataclass(frozen=True)
 class JudgedPart:
-    """A part's records, the seconds its judge call took (None: not recorded) and the
-    fingerprints stored with it (only the identity for a part of the old layout)."""
+    """A part's records, the seconds its judge call took (None: not recorded), the fingerprints
+    stored with it (only the identity for a part of the old layout) and, for a judge of a served
+    model, the server's load during the call (:class:`~presentation_dependence.judge.api.PassStats`)."""
 
     records: list[JudgeRecord]
     seconds: float | None
     fingerprints: Mapping[str, Any] = field(default_factory=dict)
+    load: Mapping[str, Any] | None = None
 
 
 class JudgeStage:
@@ -136,7 +141,8 @@ class JudgeStage:
             return JudgedPart(read_records(path), None, {IDENTITY_KEY: ident})
         d = json.loads(path.read_text(encoding="utf-8"))
         recs = [JudgeRecord.from_dict(r) for r in d.pop("records")]
-        return JudgedPart(recs, d.pop("seconds"), d)
+        load = d.pop(LOAD_KEY, None)
+        return JudgedPart(recs, d.pop("seconds"), d, load)
 
     def problem(self, part: Part, stored: JudgedPart) -> str | None:
         fps = stored.fingerprints
@@ -167,10 +173,14 @@ class JudgeStage:
         recs = self.judge.judge(
             list(part.requests), batch_size=part.batch_size, one_at_a_time=part.one_at_a_time
         )
-        return JudgedPart(recs, time.perf_counter() - t0)
+        passes = getattr(self.judge, "passes", None)  # a judge of a served model keeps them
+        load = passes[-1].to_dict() if passes else None
+        return JudgedPart(recs, time.perf_counter() - t0, load=load)
 
     def write(self, path: Path, record: JudgedPart, fingerprints: Mapping[str, Any]) -> None:
         out = {**fingerprints, "seconds": record.seconds}
+        if record.load is not None:
+            out[LOAD_KEY] = dict(record.load)
         out["records"] = [r.to_dict() for r in record.records]
         text = json.dumps(out, ensure_ascii=False) + "\n"
         self.folder.write_text(path.relative_to(self.folder.path), text)
@@ -179,11 +189,13 @@ class JudgeStage:
         return {"judge": self.judge.describe()}
 
     def stored(self, units: Sequence[Part]) -> JudgedPart:
-        """The records of ``units`` (all on disk), in order, and their seconds summed."""
+        """The records of ``units`` (all on disk), in order, their seconds summed and their
+        server load merged."""
         got = [self.read(self.path(self.key(u))) for u in units]
         secs = [g.seconds for g in got]
         total = None if None in secs else sum(s for s in secs if s is not None)
-        return JudgedPart([r for g in got for r in g.records], total)
+        load = merge_pass_stats([g.load for g in got])
+        return JudgedPart([r for g in got for r in g.records], total, load=load)
 
 
 def judge_in_parts(
@@ -224,10 +236,12 @@ class NoiseCondition:
 
 @dataclass
 class NoiseResult:
-    """Every run's records, the comparisons and the wall time of each run."""
+    """Every run's records, the comparisons, the wall time of each run and, for a judge of a
+    served model, the server's load during each run."""
 
     runs: dict[str, list[list[JudgeRecord]]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
+    load: dict[str, list[Mapping[str, Any] | None]] = field(default_factory=dict)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -286,11 +300,13 @@ def run_noise(
     result = NoiseResult()
     for cond in conditions:
         result.runs[cond.name], result.seconds[cond.name] = [], []
+        result.load[cond.name] = []
         for rep in range(repeats):
             part_list = planned.get((cond.name, rep))
             got = stage.stored(part_list) if part_list else JudgedPart(list(reference or ()), None)
             result.runs[cond.name].append(got.records)
             result.seconds[cond.name].append(float("nan") if got.seconds is None else got.seconds)
+            result.load[cond.name].append(got.load)
     first = conditions[0].name
     for cond in conditions:
         runs = result.runs[cond.name]
