@@ -41,12 +41,8 @@ from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.io.http import ApiClient, get_json, post_with_deadline
 from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.generation import encode_chat, model_snapshot
-from presentation_dependence.judge.generative import (
-    ChatModelJudge,
-    check_prompt_options,
-    prefixed_version,
-)
-from presentation_dependence.judge.parser import parser_version, verdict_record
+from presentation_dependence.judge.generative import GenerativeChatJudge, check_prompt_options
+from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.models.embedded import resolve_model
 
@@ -224,7 +220,7 @@ class _Tokenizer:
 
 
 @JUDGES.register("openai-completions")
-class ApiJudge(ChatModelJudge):
+class ApiJudge(GenerativeChatJudge):
     """The N-way generative judge on an OpenAI-compatible ``/completions`` server."""
 
     config_cls: ClassVar[type[JudgeOptions]] = ApiJudgeOptions
@@ -247,14 +243,6 @@ class ApiJudge(ChatModelJudge):
             self._backend = _Tokenizer(resolved.path, tok)
             self._snapshot = model_snapshot(resolved.source, resolved.path, resolved.revision)
         return self._backend
-
-    @property
-    def prompt_version(self) -> str:
-        return prefixed_version(self.template.version, self.options.answer_prefix)
-
-    @property
-    def parser_version(self) -> str:
-        return parser_version(self.options.parser_rule)
 
     def served_model(self) -> str:
         """The model name requests carry: ``served_model``, or the first the server lists

@@ -33,6 +33,7 @@ from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slo
 __all__ = [
     "JUDGE_TEMPLATES",
     "ChatModelJudge",
+    "GenerativeChatJudge",
     "JudgeTemplate",
     "TransformersJudge",
     "TransformersJudgeOptions",
@@ -209,8 +210,22 @@ class ChatModelJudge:
         return JudgeIdentity(self.judge_class, self._snapshot, version, self.parser_version, seed)
 
 
+class GenerativeChatJudge(ChatModelJudge):
+    """A chat judge that writes its verdict (transformers or a server): the prompt version with
+    its answer prefix, the parser of its ``parser_rule``."""
+
+    @property
+    def prompt_version(self) -> str:
+        """The template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
+        return prefixed_version(self.template.version, self.options.answer_prefix)
+
+    @property
+    def parser_version(self) -> str:
+        return parser_version(self.options.parser_rule)
+
+
 @JUDGES.register("transformers")
-class TransformersJudge(ChatModelJudge):
+class TransformersJudge(GenerativeChatJudge):
     """The N-way generative judge on a transformers causal LM."""
 
     config_cls: ClassVar[type[JudgeOptions]] = TransformersJudgeOptions
@@ -227,15 +242,6 @@ class TransformersJudge(ChatModelJudge):
                 self._load(), max_new_tokens=o.max_new_tokens, seed=o.seed
             )
         return self._generator
-
-    @property
-    def prompt_version(self) -> str:
-        """The template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
-        return prefixed_version(self.template.version, self.options.answer_prefix)
-
-    @property
-    def parser_version(self) -> str:
-        return parser_version(self.options.parser_rule)
 
     def judge(
         self,
