@@ -83,5 +83,5 @@ def test_judge_doc_renders_the_measured_section(tmp_path: Path, items_file: Path
     update_doc(doc, out)
     text = doc.read_text()
     assert "old" not in text and text.endswith(f"{MARK_END}\n\nafter\n")
-    assert "first 12 of the 40 problems" in text and "uv run presdep noise" in text
+    assert "first 12 of the 40 items" in text and "uv run presdep noise" in text
     assert "### Rerun noise" in text and "exact McNemar p" in text

@@ -71,8 +71,8 @@ def measured_markdown(folder: Path) -> str:
     setup = [
         (
             "data",
-            f"{cfg.data.dataset}: first {summary['items']} of the {eligible} problems with "
-            "exactly one correct solution of four",
+            f"{cfg.data.dataset}: first {summary['items']} of the {eligible} items with "
+            "exactly one correct response",
         ),
         (
             "placements",
@@ -83,13 +83,23 @@ def measured_markdown(folder: Path) -> str:
         (
             "decoding",
             f"{judge.get('decoding')}, max_new_tokens {opts.get('max_new_tokens')}, "
-            f"{judge.get('dtype')} on {judge.get('device')}, torch threads {opts.get('num_threads')}",
+            + (
+                f"{judge.get('dtype')} on {judge.get('device')}, torch threads "
+                f"{opts.get('num_threads')}"
+                if "dtype" in judge
+                else f"served as {judge.get('served_model')} at {opts.get('base_url')}"
+            ),
         ),
         (
             "prompt / parser / seed",
             f"`{ident['prompt_version']}` / `{ident['parser_version']}` / {ident['seed']}",
         ),
-        ("software", f"torch {judge.get('torch')}, transformers {judge.get('transformers')}"),
+        (
+            "software",
+            f"torch {judge.get('torch')}, transformers {judge.get('transformers')}"
+            if "torch" in judge
+            else "the server's (not recorded by the client)",
+        ),
         ("code", f"git {str(prov['git'].get('commit'))[:12]} (dirty: {prov['git'].get('dirty')})"),
         ("wall time", f"{fmt(sum(secs) / 60, 1)} min for {len(secs)} runs, {prov['time_utc']}"),
     ]
@@ -127,9 +137,9 @@ def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) ->
     )
 
 
-def update_doc(doc: Path, folder: Path) -> None:
-    """Replace the marked section of ``doc`` with :func:`measured_markdown` of ``folder``."""
-    splice_file(doc, "judge-measured", measured_markdown(folder))
+def update_doc(doc: Path, folder: Path, block: str = "judge-measured") -> None:
+    """Replace the section ``block`` of ``doc`` with :func:`measured_markdown` of ``folder``."""
+    splice_file(doc, block, measured_markdown(folder))
 
 
 STUDY_START, STUDY_END = markers("judge-study")
