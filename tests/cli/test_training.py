@@ -81,7 +81,7 @@ def test_train_lambda_from_applies_the_chosen_lambda(silvered: dict, tmp_path, c
     chosen = tmp_path / "lambda_selection.json"
     chosen.write_text(json.dumps({"chosen_lambda": 3.0}))
     assert main(["train", str(silvered["cli"]), "--lambda-from", str(chosen)]) == 2
-    assert "another config" in caplog.text and "lambda_" in caplog.text
+    assert "different config" in caplog.text and "lambda_" in caplog.text
     chosen.write_text(json.dumps({"chosen": 3.0}))
     caplog.clear()
     assert main(["train", str(silvered["cli"]), "--lambda-from", str(chosen)]) == 2

@@ -26,6 +26,7 @@ pytest.importorskip("peft")
 import dataclasses
 
 import torch
+import yaml
 from safetensors.torch import load_file
 from transformers import TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
@@ -37,11 +38,12 @@ from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
     MARKER,
-    config_differences,
+    freeze,
     is_complete,
     latest_checkpoint,
     mark_complete,
     prune,
+    train_record,
 )
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.trainer import train_student
@@ -150,8 +152,8 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_adapter(
     assert seen == ref_seen[-2:] and [r["epoch"] for r in seen] == [1, 1]
     assert not ckpts.exists()
 
-    prov = json.loads((out / "provenance.json").read_text())
-    ref_prov = json.loads((ref_out / "provenance.json").read_text())
+    prov = train_record(out)
+    ref_prov = train_record(ref_out)
     assert prov["resumed_from_step"] == 4 and prov["global_step"] == 6
     assert prov["train_loss"] == ref_prov["train_loss"] == ref.train_loss
     losses = [h["loss"] for h in prov["log_history"] if "loss" in h]
@@ -189,7 +191,7 @@ def test_final_save_interrupted_then_refusals_noop_and_restart(
     # Checkpoints of another config, or of other training data, are refused.
     changed = raw_cfg(tiny_model, silver_file, out, max_steps=4, save_steps=3)
     changed["lambda_"] = 2.0
-    with pytest.raises(ConfigError, match=r"another config: lambda_: 1\.0 -> 2\.0"):
+    with pytest.raises(ConfigError, match=r"(?s)different config.*-lambda_: 1\.0\n\+lambda_: 2\.0"):
         train_student(training_config_from_raw(changed, "resume-test"), silver=silver)
     q0 = silver.queries[0]
     other = SilverSet(
@@ -218,7 +220,9 @@ def test_final_save_interrupted_then_refusals_noop_and_restart(
 
     # Another config on a finished folder is refused; restart retrains it.
     shorter = raw_cfg(tiny_model, silver_file, out, max_steps=1)
-    with pytest.raises(ConfigError, match=r"train\.max_steps: 4 -> 1"):
+    with pytest.raises(
+        ConfigError, match=r"(?s)different config.*-  max_steps: 4\n\+  max_steps: 1"
+    ):
         train_student(training_config_from_raw(shorter, "resume-test"), silver=silver)
     redone = train_student(
         training_config_from_raw(shorter, "resume-test"), silver=silver, restart=True
@@ -227,21 +231,24 @@ def test_final_save_interrupted_then_refusals_noop_and_restart(
     assert [x["step"] for x in log_lines(out) if "loss" in x] == [1]
 
 
-def test_config_differences_fill_defaults_and_skip_operational_keys(tiny_model, silver_file):
-    raw = raw_cfg(tiny_model, silver_file, Path("x"), max_steps=4)
+def test_frozen_config_fills_defaults_and_skips_operational_keys(tiny_model, silver_file, tmp_path):
+    """The training folder is a run folder: its config is frozen at the start; a folder made
+    before a key existed, or run with other logging, saving or naming, is the same config."""
+    raw = raw_cfg(tiny_model, silver_file, tmp_path, max_steps=4)
     cfg = training_config_from_raw(raw, "t")
     old = cfg.to_plain()
     del old["train"]["save_total_limit"]  # a folder made before the key existed
     old["train"]["logging_steps"] = 7
     old["description"] = "renamed"
     old["output_dir"] = "elsewhere"
-    assert config_differences(old, cfg) == []
-    old["lora"]["r"] = 16
-    old["student"]["max_passage_chars"] = 99
-    assert config_differences(old, cfg) == [
-        "lora.r: 16 -> 4",
-        f"student.max_passage_chars: 99 -> {raw['student']['max_passage_chars']}",
-    ]
+    frozen = yaml.safe_dump(old, sort_keys=False)
+    (tmp_path / "resolved_config.yaml").write_text(frozen)
+    (tmp_path / TRAIN_LOG).write_text("{}\n")  # a result: another config is refused
+    freeze(tmp_path, cfg)
+    assert (tmp_path / "resolved_config.yaml").read_text() == frozen  # kept as frozen
+    changed = dict(raw, lora={**raw.get("lora", {}), "r": 16})
+    with pytest.raises(ConfigError, match=r"(?s)different config.*--restart.*-  r: 4\n\+  r: 16"):
+        freeze(tmp_path, training_config_from_raw(changed, "t"))
 
 
 def fake_checkpoint(folder: Path, step: int, *, complete: bool = True) -> Path:

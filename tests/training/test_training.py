@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from presentation_dependence.training.config import (
 )
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import load_student, student_scores
+from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.splits import SplitOverlapError
 from presentation_dependence.training.trainer import train_student
@@ -160,16 +162,22 @@ def test_loss_falls_when_overfitting_a_handful_of_queries(
     assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
 
 
-def test_saved_adapter_reloads_and_scores_identically(tiny_model, silver_file, silver, tmp_path):
+def test_saved_adapter_reloads_and_scores_identically(
+    tiny_model, silver_file, silver, tmp_path, caplog
+):
     cfg = make_cfg(tiny_model, silver_file, tmp_path / "saved")
-    out = train_student(cfg, silver=silver)
+    with caplog.at_level(logging.INFO, logger="presentation_dependence"):
+        out = train_student(cfg, silver=silver)
     assert {p.name for p in out.adapter_dir.iterdir()} >= {
         "adapter_config.json",
         "adapter_model.safetensors",
     }
-    for name in ("resolved_config.yaml", "reranker.yaml", "provenance.json"):
+    for name in ("resolved_config.yaml", "reranker.yaml", "provenance.json", "run.log"):
         assert (out.output_dir / name).is_file()
-    prov = json.loads((out.output_dir / "provenance.json").read_text())
+    invocations = json.loads((out.output_dir / "provenance.json").read_text())["invocations"]
+    prov = train_record(out.output_dir)
+    assert invocations == [prov]  # the run folder's form: one record per training invocation
+    assert "saved the student to" in (out.output_dir / "run.log").read_text()
     assert prov["variant"] == "oc_sft" and prov["lambda"] == 1.0 and prov["global_step"] == 2
     assert prov["student"]["parameters"]["trainable"] > 0 and "packages" in prov
     block = yaml.safe_load((out.output_dir / "reranker.yaml").read_text())

@@ -4,7 +4,6 @@ learning curve over them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ pytest.importorskip("peft")
 from presentation_dependence.records import Query
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.curve import checkpoint_adapters, learning_curve_points
+from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.trainer import train_student
 from tests.training.conftest import NOVELEVAL, grade_block, student_cfg
 
@@ -52,7 +52,7 @@ def test_debias_first_trains_with_inverse_propensity_weights(tiny_model, silver_
     )
     out = train_student(cfg)
     assert out.global_step == 2 and np.isfinite(out.train_loss)
-    prov = json.loads((out.output_dir / "provenance.json").read_text())
+    prov = train_record(out.output_dir)
     w = np.array(prov["slot_weights"])
     assert w.shape == (8,) and w.mean() == pytest.approx(1.0)
     assert np.all(np.diff(w) > 0)  # early slots inflate grades here, so they weigh less

@@ -1,7 +1,7 @@
 """Run folders: ``runs/<ID>/<timestamp>/`` with the frozen config, provenance and results.
 
-The experiment commands' and the judge commands' (``presdep judge | noise``, any config with
-``to_yaml()`` and its family's ``config_from_raw``) share this machinery. Layout of an
+The experiment commands', the judge commands' (``presdep judge | noise``) and training's (any
+config with ``to_yaml()`` and its family's ``config_from_raw``) share this machinery. Layout of an
 experiment's (docs/RUN-ARTIFACTS.md)::
 
     resolved_config.yaml     the config as run (YAML < environment < --override), frozen
@@ -23,7 +23,7 @@ import difflib
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -32,11 +32,20 @@ import yaml
 
 from presentation_dependence.config.experiment import config_from_raw
 from presentation_dependence.errors import ConfigError, PresdepError
+from presentation_dependence.fields import to_plain
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.lock import file_lock
 from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
-__all__ = ["FrozenConfig", "RunFolder", "default_run_dir", "invocations", "safe_file_stem"]
+__all__ = [
+    "PROVENANCE",
+    "RESOLVED_CONFIG",
+    "FrozenConfig",
+    "RunFolder",
+    "default_run_dir",
+    "invocations",
+    "safe_file_stem",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,36 +74,59 @@ def safe_file_stem(key: str) -> str:
 
 
 class FrozenConfig(Protocol):
-    """A config a run folder freezes: an experiment's, a judge task's (any family)."""
+    """A config a run folder freezes: an experiment's, a judge task's, a training run's."""
 
     @property
     def id(self) -> str: ...
+    def to_yaml(self) -> str: ...
+
+
+class RootedConfig(FrozenConfig, Protocol):
+    """A config whose run folders go under its ``output_root`` (experiments, judge tasks)."""
+
     @property
     def output_root(self) -> str: ...
-    def to_yaml(self) -> str: ...
 
 
 FromRaw = Callable[[Mapping[str, Any], str], object]  # (raw mapping, config id) -> the config
 
 
-def default_run_dir(cfg: FrozenConfig, now: dt.datetime | None = None) -> Path:
+def default_run_dir(cfg: RootedConfig, now: dt.datetime | None = None) -> Path:
     """``<output_root>/<id>/<UTC timestamp>``."""
     now = now or dt.datetime.now(dt.timezone.utc)
     return Path(cfg.output_root) / cfg.id / now.strftime("%Y%m%dT%H%M%SZ")
 
 
-def _same_config(old_yaml: str, cfg: FrozenConfig, from_raw: FromRaw) -> bool:
+def _flat(obj: Any, ignore: Sequence[str], prefix: str = "") -> dict[str, Any]:
+    """``{dotted key: value}`` of a plain config, without the keys ``ignore`` names (or under)."""
+    out: dict[str, Any] = {}
+    for k, v in (obj or {}).items():
+        key = f"{prefix}{k}"
+        if any(key == i or key.startswith(i + ".") for i in ignore):
+            continue
+        if isinstance(v, Mapping) and v:
+            out.update(_flat(v, ignore, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _same_config(
+    old_yaml: str, cfg: FrozenConfig, from_raw: FromRaw, ignore: Sequence[str] = ()
+) -> bool:
     """True when the folder's frozen config, validated by today's code (``from_raw``), equals
-    ``cfg``.
+    ``cfg`` on every key but the ``ignore``d ones.
 
     A folder written before an option existed has no line for it; it still matches when the
     option's default is what ``cfg`` uses, so adding options does not orphan run folders.
     """
     try:
-        raw = yaml.safe_load(old_yaml) or {}
-        return bool(from_raw(raw, cfg.id) == cfg)
+        old = from_raw(yaml.safe_load(old_yaml) or {}, cfg.id)
     except (PresdepError, yaml.YAMLError, TypeError, ValueError):
         return False
+    if not ignore:
+        return bool(old == cfg)
+    return _flat(to_plain(old), ignore) == _flat(to_plain(cfg), ignore)
 
 
 def invocations(provenance: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -193,6 +225,8 @@ class RunFolder:
         *,
         from_raw: FromRaw = config_from_raw,
         resolved_paths: Mapping[str, str] | None = None,
+        ignore: Sequence[str] = (),
+        fix: str = "Use a new --run-dir, or rerun with the same config.",
     ) -> None:
         """Write ``resolved_config.yaml``; refuse a folder made with a different config.
 
@@ -200,12 +234,15 @@ class RunFolder:
         experiment's), so that a folder frozen before an option existed still matches.
         ``resolved_paths`` (``{data field: path}``, what path alternatives resolved to) is
         recorded as comment lines; when a later run resolves a field elsewhere, a warning says
-        so (the per-query content fingerprints decide what can still be reused).
+        so (the per-query content fingerprints decide what can still be reused). ``ignore``
+        names dotted keys that do not change the results (how a training run is watched and
+        stored): a config differing only there reuses the folder, whose frozen text stays.
+        ``fix`` ends the refusal.
         """
         text = redact(cfg.to_yaml()) + _paths_comment(resolved_paths or {})
         if self.resolved_config.exists():
             old = self.resolved_config.read_text(encoding="utf-8")
-            if old == text or _same_config(old, cfg, from_raw):
+            if old == text or _same_config(old, cfg, from_raw, ignore):
                 self._warn_moved_paths(old, resolved_paths or {})
                 return
             if self.has_results():
@@ -216,7 +253,7 @@ class RunFolder:
                 )
                 raise ConfigError(
                     f"{self.resolved_config} was written by a different config, so its results "
-                    f"cannot be reused. Use a new --run-dir, or rerun with the same config.\n{diff}"
+                    f"cannot be reused. {fix}\n{diff}"
                 )
             # A start that failed before any result (a typo, a hosted 400 fixed by a config
             # change) must not lock the folder to the config that failed.

@@ -26,6 +26,7 @@ from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.lambda_select import evaluate_heldout, load_heldout
+from presentation_dependence.training.resume import train_record
 
 __all__ = ["checkpoint_adapters", "learning_curve_points"]
 
@@ -46,9 +47,9 @@ def checkpoint_adapters(output_dir: str | Path) -> list[tuple[int, Path]]:
                 found.append((int(m.group(1)), p))
     found.sort()
     final = out / "adapter"
-    prov = out / "provenance.json"
-    if (final / "adapter_model.safetensors").is_file() and prov.is_file():
-        step = int(json.loads(prov.read_text(encoding="utf-8")).get("global_step", 0))
+    prov = train_record(out)
+    if (final / "adapter_model.safetensors").is_file() and prov is not None:
+        step = int(prov.get("global_step", 0))
         if not found or step > found[-1][0]:
             found.append((step, final))
     return found

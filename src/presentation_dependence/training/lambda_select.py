@@ -103,16 +103,6 @@ def _student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
     return build_reranker(rc.reranker_class, rc.options)
 
 
-def _trained(cfg: TrainingConfig) -> bool:
-    out = cfg.resolved_output_dir
-    resolved = out / "resolved_config.yaml"
-    return (
-        (out / "adapter" / "adapter_model.safetensors").is_file()
-        and resolved.is_file()
-        and (resolved.read_text(encoding="utf-8") == cfg.to_yaml())
-    )
-
-
 def _cached_eval(
     path: Path, key: dict[str, Any], reranker: Reranker, heldout: Sequence[HeldoutQuery]
 ) -> dict[str, Any]:
@@ -161,6 +151,7 @@ def run_lambda_selection(
     silver: SilverSet | None = None,
 ) -> dict[str, Any]:
     """Check the splits, train one OC-SFT student per λ, score them on held-out, choose."""
+    from presentation_dependence.training.resume import train_record
     from presentation_dependence.training.trainer import train_student
 
     if cfg.variant != "oc_sft":
@@ -192,12 +183,9 @@ def run_lambda_selection(
     curve: list[dict[str, Any]] = []
     for lam in sel.lambdas:
         sub = cfg.with_changes(lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
-        if _trained(sub):
-            log.info("λ=%g: reusing the student in %s", lam, sub.resolved_output_dir)
-        else:
-            train_student(sub, argv=argv, silver=silver)
+        if not train_student(sub, argv=argv, silver=silver).skipped:  # skipped: reused
             gc.collect()
-        prov = json.loads((sub.resolved_output_dir / "provenance.json").read_text("utf-8"))
+        prov = train_record(sub.resolved_output_dir) or {}
         adapter = sub.resolved_output_dir / "adapter"
         sub_key = {**key, "adapter_sha256": adapter_sha256(adapter)}
         evaluated = _cached_eval(

@@ -1,7 +1,10 @@
 """Stopping and resuming a training run: checkpoints, their completeness, the run's identity.
 
-``<output_dir>/checkpoints/`` holds ``run.json`` (the config and a fingerprint of the training
-data the checkpoints are made from) and the transformers ``Trainer``'s ``checkpoint-<step>/``
+``<output_dir>`` is a run folder (:class:`~presentation_dependence.runners.run_folder.RunFolder`):
+its ``resolved_config.yaml`` is frozen when training starts, ``provenance.json`` gets one
+invocation record per finished training and ``run.log`` every invocation's log.
+``<output_dir>/checkpoints/`` holds ``run.json`` (a fingerprint of the training data the
+checkpoints are made from) and the transformers ``Trainer``'s ``checkpoint-<step>/``
 folders (adapter, optimizer, scheduler, RNG states, ``trainer_state.json``). The Trainer writes
 a checkpoint file by file into its final folder, so a kill mid-save leaves a partial folder
 under the name its ``get_last_checkpoint`` would pick. Here a checkpoint counts only once
@@ -10,9 +13,9 @@ under the name its ``get_last_checkpoint`` would pick. Here a checkpoint counts 
 rotation to ``train.save_total_limit`` runs only after the new checkpoint is complete, so a kill
 never leaves fewer complete checkpoints than before.
 
-A *finished* ``output_dir`` has ``adapter/`` (written last, after ``resolved_config.yaml`` and
-``provenance.json``). Rerunning the same config on it does nothing; a different config is
-refused with the differing keys named, as are checkpoints of a different config or different
+A *finished* ``output_dir`` has ``adapter/`` (``model/``; written last, after ``provenance.json``).
+Rerunning the same config on it does nothing; a different config is refused with the diff (for
+a finished folder, checkpoints or a progress log alike), as are checkpoints of different
 training data. ``restart`` (``--restart``) discards both and trains from scratch.
 """
 
@@ -24,15 +27,20 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from transformers import TrainerCallback
 
-from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.runners.run_folder import (
+    PROVENANCE,
+    RESOLVED_CONFIG,
+    RunFolder,
+    invocations,
+)
 from presentation_dependence.training.config import TrainingConfig, training_config_from_raw
 from presentation_dependence.training.progress import TRAIN_LOG
 from presentation_dependence.training.silver import SilverQuery
@@ -42,17 +50,17 @@ __all__ = [
     "CheckpointMarker",
     "check_checkpoints",
     "checkpoint_state",
-    "config_differences",
     "data_fingerprint",
     "discard",
-    "finished_config",
     "finished_provenance",
+    "freeze",
     "is_complete",
     "latest_checkpoint",
     "load_adapter_weights",
     "mark_complete",
     "prepare_checkpoints",
     "prune",
+    "train_record",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,7 +79,6 @@ OPERATIONAL_KEYS = (
     "train.num_threads",
 )
 _STEP = re.compile(r"^checkpoint-(\d+)$")
-_ABSENT = object()
 
 
 def data_fingerprint(queries: Sequence[SilverQuery], cfg: TrainingConfig) -> str:
@@ -90,45 +97,6 @@ def data_fingerprint(queries: Sequence[SilverQuery], cfg: TrainingConfig) -> str
     return h.hexdigest()
 
 
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, Mapping) and v:
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _short(value: Any) -> str:
-    text = "(absent)" if value is _ABSENT else json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def config_differences(old: Mapping[str, Any], cfg: TrainingConfig) -> list[str]:
-    """``key: old -> new`` for every dotted key that differs between ``old`` (a plain config,
-    e.g. a ``resolved_config.yaml``) and ``cfg``; keys ``old`` lacks take their defaults and
-    :data:`OPERATIONAL_KEYS` are not compared."""
-    try:
-        old_plain = training_config_from_raw(dict(old), str(old.get("id") or cfg.id)).to_plain()
-    except (ConfigError, RegistryError, TypeError, ValueError):
-        old_plain = dict(old)  # a config this version cannot load: compare it as written
-    a, b = _flatten(old_plain), _flatten(cfg.to_plain())
-    diffs = []
-    for key in sorted(set(a) | set(b)):
-        if any(key == k or key.startswith(k + ".") for k in OPERATIONAL_KEYS):
-            continue
-        va, vb = a.get(key, _ABSENT), b.get(key, _ABSENT)
-        if va != vb:
-            diffs.append(f"{key}: {_short(va)} -> {_short(vb)}")
-    return diffs
-
-
-def _refusal(what: str, diffs: Sequence[str], fix: str) -> ConfigError:
-    shown = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
-    return ConfigError(f"{what}: {shown}. Fix: {fix}")
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -136,55 +104,41 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-# --- finished folders -------------------------------------------------------------------------
+def freeze(out: Path, cfg: TrainingConfig) -> None:
+    """Freeze ``cfg`` into ``out/resolved_config.yaml`` (the shared run folder): a folder that
+    holds a student, checkpoints or a progress log of another config is refused with the diff.
+    :data:`OPERATIONAL_KEYS` are not compared; keys a folder lacks take their defaults."""
+    RunFolder(out).freeze_config(
+        cfg,
+        from_raw=training_config_from_raw,
+        ignore=OPERATIONAL_KEYS,
+        fix="Rerun with the config it was made with, point output_dir elsewhere, or pass "
+        "--restart (train_student(restart=True)) to discard it.",
+    )
 
 
-def finished_config(out: Path) -> dict[str, Any] | None:
-    """The resolved config of the finished student in ``out``; None when it is not finished."""
-    needed = [
-        out / "adapter" / "adapter_model.safetensors",
-        out / "adapter" / "adapter_config.json",
-        out / "provenance.json",
-        out / "resolved_config.yaml",
-    ]
-    if not all(p.is_file() for p in needed):
-        return None
-    try:
-        raw = yaml.safe_load((out / "resolved_config.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None
-    return raw if isinstance(raw, dict) else None
-
-
-def check_finished(out: Path, cfg: TrainingConfig) -> bool:
-    """True when ``out`` holds a student finished from ``cfg``; refuse one of another config."""
-    old = finished_config(out)
-    if old is None:
-        return False
-    diffs = config_differences(old, cfg)
-    if diffs:
-        raise _refusal(
-            f"{out} holds a student trained with another config (resolved_config.yaml)",
-            diffs,
-            "rerun with the config it was trained with, point output_dir elsewhere, or pass "
-            "--restart (train_student(restart=True)) to retrain it",
-        )
-    return True
+def train_record(out: Path) -> dict[str, Any] | None:
+    """The provenance record of the student finished in ``out`` (the last training invocation
+    of its ``provenance.json``: steps, losses, log history), or None when none is finished."""
+    prov = _read_json(out / PROVENANCE)
+    finished = (out / "adapter").is_dir() or (out / "model").is_dir()  # renamed in last
+    return dict(invocations(prov)[-1]) if finished and isinstance(prov, dict) else None
 
 
 def finished_provenance(out: Path, cfg: TrainingConfig) -> dict[str, Any] | None:
     """The provenance of the student finished from ``cfg`` in ``out`` (logged: nothing to
-    train), or None when ``out`` is unfinished; another config's student is refused."""
-    if not check_finished(out, cfg):
+    train), or None when ``out`` is unfinished; another config's folder is refused."""
+    freeze(out, cfg)
+    prov = train_record(out)
+    if prov is None:
         return None
-    prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)  # left by a kill after the save
     log.info(
         "%s already holds the student of this config: nothing to train (--restart, "
         "train_student(restart=True), retrains it)",
         out,
     )
-    return dict(prov)
+    return prov
 
 
 def discard(out: Path) -> None:
@@ -193,7 +147,7 @@ def discard(out: Path) -> None:
     The adapter goes first, so a kill midway never leaves a folder that looks finished."""
     shutil.rmtree(out / "adapter", ignore_errors=True)
     shutil.rmtree(out / ".adapter.tmp", ignore_errors=True)
-    for name in ("provenance.json", "reranker.yaml", "resolved_config.yaml", TRAIN_LOG):
+    for name in (PROVENANCE, "reranker.yaml", RESOLVED_CONFIG, TRAIN_LOG):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
 
@@ -273,38 +227,31 @@ def prune(folder: Path, keep: int | None) -> None:
             _remove(p)
 
 
-def check_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str | None) -> None:
-    """Refuse checkpoints in ``out`` made from another config or (``fingerprint``) other data."""
+def check_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str) -> None:
+    """Refuse checkpoints in ``out`` made from other training data (their config is the
+    folder's, checked by :func:`freeze`)."""
     folder = out / CHECKPOINTS
     if latest_checkpoint(folder) is None:
         return  # nothing to lose: a new run starts over
     run = _read_json(folder / RUN_FILE)
-    fix = (
-        "rerun with the config they were made with, point output_dir elsewhere, or pass "
-        "--restart (train_student(restart=True)) to discard them"
-    )
-    if not isinstance(run, dict) or not isinstance(run.get("config"), dict):
-        raise ConfigError(f"{folder} holds checkpoints without a readable {RUN_FILE}. Fix: {fix}")
-    diffs = config_differences(run["config"], cfg)
-    if diffs:
-        raise _refusal(f"{folder} holds checkpoints of another config", diffs, fix)
-    if fingerprint is not None and run.get("training_data") != fingerprint:
+    if not isinstance(run, dict) or run.get("training_data") != fingerprint:
         raise ConfigError(
             f"{folder} holds checkpoints trained on other training data (the silver queries or "
-            f"labels read from {cfg.silver.path} changed since). Fix: restore that silver file, "
-            "or pass --restart to discard the checkpoints"
+            f"labels read from {cfg.silver.path} changed since, or {RUN_FILE} is unreadable). "
+            "Fix: restore that silver file, or pass --restart to discard the checkpoints"
         )
 
 
 def prepare_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str, restart: bool) -> None:
-    """Main process, before training: discard (``restart``), drop partial checkpoints, and
-    record the run's config and data in ``checkpoints/run.json``."""
+    """Main process, before training: discard (``restart``) and freeze the config anew, drop
+    partial checkpoints, and record the training data's fingerprint in ``checkpoints/run.json``."""
     if restart:
         log.info("--restart: discarding the student and checkpoints in %s", out)
         discard(out)
+        freeze(out, cfg)
     folder = out / CHECKPOINTS
     prune(folder, keep=None)
-    run = {"config": cfg.to_plain(), "training_data": fingerprint}
+    run = {"training_data": fingerprint}
     atomic_write_text(folder / RUN_FILE, json.dumps(run, indent=1, default=str) + "\n")
 
 

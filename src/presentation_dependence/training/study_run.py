@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shlex
 import shutil
 import subprocess
@@ -97,6 +98,21 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
+# glibc keeps freed blocks above its adaptive mmap threshold in a fragmenting heap: training
+# processes grew to 10.7-13 GB RSS and were OOM-killed on 23 GB; with a fixed 128 KiB threshold
+# the same students ran at 1.7-3.6 GB (docs/TRAINING.md §9). A value set by the user wins.
+ALLOCATOR_ENV = {
+    "MALLOC_ARENA_MAX": "2",
+    "MALLOC_MMAP_THRESHOLD_": "131072",
+    "MALLOC_TRIM_THRESHOLD_": "131072",
+}
+
+
+def step_env() -> dict[str, str]:
+    """The environment of a step: this process's, with :data:`ALLOCATOR_ENV` where unset."""
+    return {**ALLOCATOR_ENV, **os.environ}
+
+
 def run_steps(
     steps: Sequence[Step],
     *,
@@ -124,7 +140,7 @@ def run_steps(
         line = shlex.join(argv := resolve(step))
         log.info("step %s (%s UTC): %s", step.name, utc_now(), line)
         t0 = time.perf_counter()
-        rc = subprocess.run(argv, check=False).returncode
+        rc = subprocess.run(argv, check=False, env=step_env()).returncode
         if rc != 0:
             log.error("step %s failed (exit %d): %s", step.name, rc, line)
             status = status or rc

@@ -27,6 +27,7 @@ and gradient checkpointing; on CPU in the dtype the readout benchmark chose
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -45,7 +46,7 @@ from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArgu
 
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.secrets import redact
+from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
@@ -267,9 +268,9 @@ def _save(
     out: Path,
     tokenizer: Any = None,
 ) -> Path:
-    """Write the student: the adapter (LoRA) or the whole model (``finetune: full``) and its
-    serving block; ``adapter/`` (``model/``) last, its presence marks the folder finished; then
-    delete the checkpoints."""
+    """Write the student: its serving block, this training's provenance record, and the adapter
+    (LoRA) or the whole model (``finetune: full``) last, ``adapter/`` (``model/``), its presence
+    marks the folder finished; then delete the checkpoints."""
     full = cfg.finetune == "full"
     adapter = out / ("model" if full else "adapter")
     tmp = out / f".{adapter.name}.tmp"
@@ -277,7 +278,6 @@ def _save(
     trainer.accelerator.unwrap_model(trainer.model).save_pretrained(str(tmp))
     if full and tokenizer is not None:
         tokenizer.save_pretrained(str(tmp))
-    atomic_write_text(out / "resolved_config.yaml", cfg.to_yaml())
     if full:
         block = {**cfg.student, "model_name": str(adapter), "revision": None}
         how = f"--override reranker.model_name={adapter}"
@@ -289,8 +289,7 @@ def _save(
         "# serve this student: paste as an experiment config's reranker block, or run\n"
         f"# presdep run CONFIG {how}\n" + yaml.safe_dump(block, sort_keys=False),
     )
-    text = json.dumps(outcome, indent=1, default=str, ensure_ascii=False)
-    atomic_write_text(out / "provenance.json", redact(text) + "\n")
+    RunFolder(out).append_provenance(json.loads(json.dumps(outcome, default=str)))
     shutil.rmtree(adapter, ignore_errors=True)
     tmp.rename(adapter)
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
@@ -315,7 +314,7 @@ def train_student(
     """
     out = cfg.resolved_output_dir
     if not restart:
-        prov = finished_provenance(out, cfg)
+        prov = finished_provenance(out, cfg)  # refuses another config before anything loads
         if prov is not None:
             return TrainOutcome(
                 output_dir=out,
@@ -327,7 +326,20 @@ def train_student(
                 trainer=None,
                 skipped=True,
             )
-        check_checkpoints(out, cfg, None)  # before anything is loaded
+    main = int(os.environ.get("RANK", "0")) == 0
+    with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
+        return _train(cfg, argv, silver, student, restart, callbacks)
+
+
+def _train(
+    cfg: TrainingConfig,
+    argv: Sequence[str] | None,
+    silver: SilverSet | None,
+    student: Student | None,
+    restart: bool,
+    callbacks: Sequence[TrainerCallback],
+) -> TrainOutcome:
+    out = cfg.resolved_output_dir
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     silver = silver if silver is not None else read_silver(cfg.silver.path)
