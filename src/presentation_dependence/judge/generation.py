@@ -37,6 +37,7 @@ from presentation_dependence.readout.backend import (
     resolve_device,
     resolve_dtype,
 )
+from presentation_dependence.readout.options import ModelOptions
 
 __all__ = [
     "GenStats",
@@ -184,19 +185,12 @@ _GENERATORS: dict[tuple[str, str | None, str, str, bool], TransformersBackend] =
 _LOCK = threading.Lock()
 
 
-def load_generator(
-    model_name: str,
-    *,
-    revision: str | None = None,
-    dtype: str = "auto",
-    device: str = "auto",
-    trust_remote_code: bool = False,
-) -> tuple[TransformersBackend, str]:
-    """Load (once per process) the model behind ``model_name``; return it and its snapshot id."""
-    resolved = resolve_model(model_name, revision)
-    dev = resolve_device(device)
-    tdtype = dtype_name(resolve_dtype(dtype, dev))
-    key = (resolved.path, resolved.revision, tdtype, str(dev), trust_remote_code)
+def load_generator(o: ModelOptions) -> tuple[TransformersBackend, str]:
+    """Load (once per process) the model of options ``o``; return it and its snapshot id."""
+    resolved = resolve_model(o.model_name, o.revision)
+    dev = resolve_device(o.device)
+    tdtype = dtype_name(resolve_dtype(o.dtype, dev))
+    key = (resolved.path, resolved.revision, tdtype, str(dev), o.trust_remote_code)
     with _LOCK:
         backend = _GENERATORS.get(key)
         if backend is None:
@@ -205,7 +199,7 @@ def load_generator(
                 revision=resolved.revision if resolved.source == "hub" else None,
                 dtype=tdtype,
                 device=str(dev),
-                trust_remote_code=trust_remote_code,
+                trust_remote_code=o.trust_remote_code,
             )
             backend.revision = resolved.revision
             backend.model.generation_config.pad_token_id = backend.pad_token_id

@@ -29,6 +29,7 @@ from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
 from presentation_dependence.judge.parser import PARSER_RULES, parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.readout.options import BatchedModelOptions
 
 __all__ = [
     "JUDGE_TEMPLATES",
@@ -111,24 +112,15 @@ def check_template(name: str) -> None:
 
 
 @dataclass(frozen=True)
-class TransformersJudgeOptions(JudgeOptions):
+class TransformersJudgeOptions(BatchedModelOptions, JudgeOptions):
     """Options of the generative judge (greedy, temperature 0)."""
 
-    model_name: str = opt(
-        "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
-    )
-    revision: str | None = opt(None, "hub revision; null = default (recorded as unpinned)")
-    dtype: str = opt("auto", "auto (bfloat16), float32, bfloat16, float16")
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    max_new_tokens: int = opt(256, "generation budget per judgement")
     batch_size: int = opt(1, "prompts per generate call (left-padded)")
-    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = opt(None, "torch.set_num_threads before generating; null = leave")
+    max_new_tokens: int = opt(256, "generation budget per judgement")
     seed: int = opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
     template: str = opt("judge_nway_v1", "judge prompt template id")
     parser_rule: str = opt("strict", "strict (exactly one marker) or last (the last marker)")
     max_response_chars: int | None = opt(2000, "cut each response to this many characters")
-    trust_remote_code: bool = opt(False, "allow model code from the hub")
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
@@ -140,8 +132,8 @@ class TransformersJudgeOptions(JudgeOptions):
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_prompt_options(self)
-        check_counts(self, "batch_size")
 
 
 def check_prompt_options(o: Any) -> None:
@@ -179,14 +171,7 @@ class ChatModelJudge:
         if self._backend is None:
             from presentation_dependence.judge.generation import load_generator
 
-            o = self.options
-            self._backend, self._snapshot = load_generator(
-                o.model_name,
-                revision=o.revision,
-                dtype=o.dtype,
-                device=o.device,
-                trust_remote_code=o.trust_remote_code,
-            )
+            self._backend, self._snapshot = load_generator(self.options)
         return self._backend
 
     @property

@@ -46,6 +46,7 @@ from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.generative import ChatModelJudge, check_template
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.readout.options import BatchedModelOptions
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
 from presentation_dependence.seeding import rng_from
 
@@ -68,39 +69,26 @@ class VerdictLabelTokenizationError(GradeLabelTokenizationError):
 
 
 @dataclass(frozen=True)
-class ReadoutJudgeOptions(JudgeOptions):
+class ReadoutJudgeOptions(BatchedModelOptions, JudgeOptions):
     """Options of the verdict readout judge (one forward pass per judgement)."""
 
-    model_name: str = opt(
-        "embedded:smollm2-135m-instruct", "embedded:<name>, a folder or a hub name"
-    )
-    revision: str | None = opt(None, "hub revision; null = default (recorded as unpinned)")
     dtype: str = opt(
         "float32",
         "float32 (default: bfloat16 logits tie often between two letters), bfloat16, float16, auto",
     )
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
-    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = opt(None, "torch.set_num_threads before each pass; null = leave")
     seed: int = opt(0, "seed of the tie-breaking draw (recorded)")
     template: str = opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
     skeleton: str = opt("Verdict: [[", "assistant text written before the verdict letter")
     max_response_chars: int | None = opt(2000, "cut each response to this many characters")
-    trust_remote_code: bool = opt(False, "allow model code from the hub")
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_template(self.template)
-        check_counts(self, "batch_size")
         check_counts(self, "max_response_chars", nullable=True)
-        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise ConfigError(
-                f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}"
-            )
 
 
 def check_verdict_labels(tokenizer: Any, prefix: str, labels: Sequence[str]) -> tuple[int, ...]:

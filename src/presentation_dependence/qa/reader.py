@@ -21,16 +21,17 @@ import hashlib
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import build_dataclass, check_counts
+from presentation_dependence.fields import build_dataclass, check_counts, opt
 from presentation_dependence.metrics.decisions import normalize_answer
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.qa.scoring import extract_answer
+from presentation_dependence.readout.options import ThreadedModelOptions
 from presentation_dependence.readout.prompt import clean_text
 
 __all__ = [
@@ -70,43 +71,28 @@ NO_PARAGRAPHS = "(none)"
 
 
 @dataclass(frozen=True)
-class ReaderConfig:
+class ReaderConfig(ThreadedModelOptions):
     """A frozen reader: model, decoding budget and prompt template (``configs/reader/*.yaml``)."""
 
-    name: str = field(default="reader", metadata={"help": "the file stem (set automatically)"})
-    description: str = field(default="", metadata={"help": "one line"})
-    model_name: str = field(
-        default="embedded:smollm2-135m-instruct",
-        metadata={"help": "`embedded:<name>`, a local model folder, or a hub name"},
-    )
-    revision: str | None = field(default=None, metadata={"help": "hub revision; null = default"})
-    dtype: str = field(default="float32", metadata={"help": "float32, bfloat16, float16 or auto"})
-    device: str = field(default="auto", metadata={"help": "auto, cpu, cuda or cuda:N"})
-    num_threads: int | None = field(
-        default=None, metadata={"help": "torch.set_num_threads before each read; null = leave"}
-    )
-    max_new_tokens: int = field(default=16, metadata={"help": "greedy decoding budget"})
-    seed: int = field(default=0, metadata={"help": "torch.manual_seed before every read"})
-    max_passage_chars: int | None = field(
-        default=1200, metadata={"help": "cut each paragraph to this many characters"}
-    )
-    template: str = field(default="qa_short_v1", metadata={"help": "reader prompt template id"})
-    trust_remote_code: bool = field(default=False, metadata={"help": "allow model code from hub"})
+    name: str = opt("reader", "the file stem (set automatically)")
+    description: str = opt("", "one line")
+    dtype: str = opt("float32", "float32, bfloat16, float16 or auto")
+    max_new_tokens: int = opt(16, "greedy decoding budget")
+    seed: int = opt(0, "torch.manual_seed before every read")
+    max_passage_chars: int | None = opt(1200, "cut each paragraph to this many characters")
+    template: str = opt("qa_short_v1", "reader prompt template id")
 
     def __post_init__(self) -> None:
-        if not self.model_name:
-            raise ConfigError("reader: model_name must be a non-empty string")
+        super().__post_init__()
         if self.template not in READER_TEMPLATES:
             raise ConfigError(
                 f"reader: unknown template {self.template!r}; known: {sorted(READER_TEMPLATES)}"
             )
-        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise ConfigError(f"reader: dtype {self.dtype!r} is not auto/float32/bfloat16/float16")
         if not 1 <= self.max_new_tokens <= 512:
             raise ConfigError(
                 f"reader: max_new_tokens must be in 1..512, got {self.max_new_tokens}"
             )
-        check_counts(self, "max_passage_chars", "num_threads", nullable=True)
+        check_counts(self, "max_passage_chars", nullable=True)
         if self.seed < 0:
             raise ConfigError("reader: seed must be >= 0")
 

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.options import DTYPE_NAMES, check_device, check_dtype
 from presentation_dependence.readout.prompt import BuiltPrompt
 from presentation_dependence.readout.speed import (
     DEFAULT_ATTN_IMPLEMENTATION,
@@ -58,18 +59,12 @@ logger = logging.getLogger(__name__)
 CPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
 GPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
 
-DTYPES: Final[dict[str, torch.dtype]] = {
-    "float32": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
-DEVICES: Final[tuple[str, ...]] = ("auto", "cpu", "cuda")
+DTYPES: Final[dict[str, torch.dtype]] = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 def resolve_device(device: str) -> torch.device:
     """``auto`` -> cuda when available, else cpu."""
-    if device not in DEVICES and not device.startswith("cuda:"):
-        raise ConfigError(f"device must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
+    check_device(device)
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -79,14 +74,10 @@ def resolve_device(device: str) -> torch.device:
 
 def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     """``auto`` -> bfloat16 on GPU, :data:`CPU_DEFAULT_DTYPE` on CPU."""
+    check_dtype(dtype)
     if dtype == "auto":
         dtype = GPU_DEFAULT_DTYPE if device.type == "cuda" else CPU_DEFAULT_DTYPE
-    try:
-        return DTYPES[dtype]
-    except KeyError:
-        raise ConfigError(
-            f"dtype must be 'auto' or one of {sorted(DTYPES)}, got {dtype!r}"
-        ) from None
+    return DTYPES[dtype]
 
 
 def dtype_name(dtype: torch.dtype) -> str:

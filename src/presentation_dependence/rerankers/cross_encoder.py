@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.models.embedded import resolve_model
+from presentation_dependence.readout.options import BatchedModelOptions, ModelOptions
 from presentation_dependence.readout.prompt import BuiltPrompt, clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -51,35 +52,26 @@ MXBAI_INSTRUCTION = (
 )
 
 
-def load_chat_model(o: Any) -> tuple[TransformersBackend, str | None]:
-    """The backend of options ``o`` (model_name, revision, device, dtype, trust_remote_code),
-    loaded as GradeReranker loads its model, and the resolved revision."""
+def load_chat_model(o: ModelOptions) -> tuple[TransformersBackend, str | None]:
+    """The backend of options ``o``, loaded as GradeReranker loads its model, and the resolved
+    revision."""
     resolved = resolve_model(o.model_name, o.revision)
-    keys = ("model_name", "device", "dtype", "trust_remote_code")
-    grade = GradeRerankerOptions(**{k: getattr(o, k) for k in keys})
+    grade = GradeRerankerOptions(**{f.name: getattr(o, f.name) for f in fields(ModelOptions)})
     return _load_backend(resolved, grade), resolved.revision
 
 
 @dataclass(frozen=True)
-class MxbaiPointwiseOptions(RerankerOptions):
+class MxbaiPointwiseOptions(BatchedModelOptions, RerankerOptions):
     """Options of MxbaiPointwise (yes/no logit pointwise scoring)."""
 
     model_name: str = opt("mixedbread-ai/mxbai-rerank-base-v2", "any causal chat model")
-    revision: str | None = opt(None, "hub revision; null = default")
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
-    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
-    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
-    num_threads: int | None = opt(None, "torch.set_num_threads before each forward")
     max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
-    trust_remote_code: bool = opt(False, "allow model code from the hub")
     yes_label: str = opt("1", "the 'relevant' answer token")
     no_label: str = opt("0", "the 'not relevant' answer token")
 
     def __post_init__(self) -> None:
-        GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
-        check_counts(self, "batch_size")
-        check_counts(self, "num_threads", "max_passage_chars", nullable=True)
+        super().__post_init__()
+        check_counts(self, "max_passage_chars", nullable=True)
         if (
             not isinstance(self.yes_label, str)
             or not isinstance(self.no_label, str)
@@ -171,19 +163,17 @@ class MxbaiPointwise:
 
 
 @dataclass(frozen=True)
-class JinaListwiseOptions(RerankerOptions):
+class JinaListwiseOptions(ModelOptions, RerankerOptions):
     """Options of JinaListwiseReranker (jina-reranker-v3 through its own hub code)."""
 
     model_name: str = opt("jinaai/jina-reranker-v3", "a jina-reranker-v3 checkpoint")
     revision: str | None = opt(None, "hub revision; pin it: the model's code runs locally")
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
     trust_remote_code: bool = opt(False, "must be true: the model's own code scores")
     max_docs_per_call: int = opt(64, "documents per rerank() call (jina v3 takes up to 64)")
     max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
 
     def __post_init__(self) -> None:
-        GradeRerankerOptions(model_name=self.model_name, device=self.device, dtype=self.dtype)
+        super().__post_init__()
         check_counts(self, "max_docs_per_call")
         check_counts(self, "max_passage_chars", nullable=True)
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, checked_options, opt
+from presentation_dependence.readout.options import ThreadedModelOptions
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 from presentation_dependence.rerankers.cross_encoder import load_chat_model
-from presentation_dependence.rerankers.grade import GradeRerankerOptions
 
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
@@ -115,30 +115,22 @@ def render_rankgpt_prompt(query: str, passages: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class GenerativeListwiseOptions(RerankerOptions):
+class GenerativeListwiseOptions(ThreadedModelOptions, RerankerOptions):
     """Options of GenerativeListwiseReranker (RankGPT-style sliding-window permutation)."""
 
-    model_name: str = opt("embedded:smollm2-135m-instruct", "any chat model (see GradeReranker)")
-    revision: str | None = opt(None, "hub revision; null = default")
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = opt("auto", "auto, float32, bfloat16, float16")
-    trust_remote_code: bool = opt(False, "allow model code from the hub")
     window_size: int = opt(20, "passages per window")
     stride: int = opt(10, "window step, back to front")
     max_passage_chars: int | None = opt(300, "cut each passage to this many characters")
     max_new_tokens: int | None = opt(None, "answer budget; null = 5 per passage + 8")
-    num_threads: int | None = opt(None, "torch.set_num_threads before generating; null = leave")
 
     def __post_init__(self) -> None:
-        if not isinstance(self.model_name, str) or not self.model_name:
-            raise ConfigError(f"model_name must be a non-empty string, got {self.model_name!r}")
+        super().__post_init__()
         check_counts(self, "window_size", "stride")
         if self.stride > self.window_size:
             raise ConfigError(
                 f"stride {self.stride} > window_size {self.window_size} would skip passages"
             )
-        check_counts(self, "max_passage_chars", "max_new_tokens", "num_threads", nullable=True)
-        GradeRerankerOptions(device=self.device, dtype=self.dtype)  # same checks
+        check_counts(self, "max_passage_chars", "max_new_tokens", nullable=True)
 
 
 @RERANKERS.register()

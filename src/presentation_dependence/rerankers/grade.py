@@ -28,6 +28,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter, resolve_adapter
+from presentation_dependence.readout.options import BatchedModelOptions
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.readout.speed import (
     check_attn_implementation,
@@ -57,30 +58,16 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_DTYPES = ("auto", "float32", "bfloat16", "float16")
-_DEVICES = ("auto", "cpu", "cuda")
 _PLACEMENTS = ("sequential", "round_robin")
 
 
 @dataclass(frozen=True)
-class GradeRerankerOptions(RerankerOptions):
+class GradeRerankerOptions(BatchedModelOptions, RerankerOptions):
     """Options of the expected-grade readout rerankers (see docs/SCORING.md)."""
 
-    model_name: str = opt(
-        "embedded:smollm2-135m-instruct",
-        "`embedded:<name>`, a local model folder, or a hub name",
-    )
-    revision: str | None = opt(None, "hub revision (commit, tag, branch); null = default")
     chunk_size: int = opt(20, "B: candidates per prompt (20 passages, 10 QA, 4 responses)")
-    batch_size: int = opt(1, "prompts per forward pass (left-padded)")
     max_passage_chars: int | None = opt(1200, "cut each passage to this many characters")
     max_prompt_tokens: int | None = opt(None, "token budget; null = the model's context")
-    device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = opt(
-        "auto", "auto (bfloat16 on GPU, CPU default on CPU), float32, bfloat16, float16"
-    )
-    num_threads: int | None = opt(None, "torch.set_num_threads before each forward; null = leave")
-    one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
     attn_implementation: Literal["sdpa", "eager"] = opt(
         "sdpa", "attention kernel: sdpa (fused, causal fast path) or eager (docs/BENCHMARKS.md)"
     )
@@ -90,7 +77,6 @@ class GradeRerankerOptions(RerankerOptions):
         "GPU): ~1.2x readout, ~1.4x training step, scores not bit-stable across processes "
         "(docs/SCORING.md section 4)",
     )
-    trust_remote_code: bool = opt(False, "allow model code from the hub")
     template: str = opt("pathc_grade_v1", "readout template id (docs/SCORING.md)")
     grade_labels: tuple[str, ...] = opt(
         ("0", "1", "2", "3"), "the text of grades 0..3; each must be one token in context"
@@ -107,28 +93,18 @@ class GradeRerankerOptions(RerankerOptions):
     )
 
     def __post_init__(self) -> None:
-        if not isinstance(self.model_name, str) or not self.model_name:
-            raise ConfigError(f"model_name must be a non-empty string, got {self.model_name!r}")
-        if self.revision is not None and not isinstance(self.revision, str):
-            raise ConfigError(f"revision must be a string or null, got {self.revision!r}")
+        super().__post_init__()
         if self.adapter_path is not None and (
             not isinstance(self.adapter_path, str) or not self.adapter_path
         ):
             raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
-        check_counts(self, "chunk_size", "batch_size")
-        check_counts(self, "max_passage_chars", "num_threads", nullable=True)
+        check_counts(self, "chunk_size")
+        check_counts(self, "max_passage_chars", nullable=True)
         check_counts(self, "max_prompt_tokens", nullable=True, minimum=16)
-        if self.device not in _DEVICES and not str(self.device).startswith("cuda:"):
-            raise ConfigError(f"device must be one of {_DEVICES} or 'cuda:N', got {self.device!r}")
-        if self.dtype not in _DTYPES:
-            raise ConfigError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
         check_attn_implementation(self.attn_implementation)
         check_compile(self.compile)
         if self.placement not in _PLACEMENTS:
             raise ConfigError(f"placement must be one of {_PLACEMENTS}, got {self.placement!r}")
-        for flag in ("one_at_a_time", "trust_remote_code"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
         template = get_template(self.template)
         labels = self.grade_labels
         if isinstance(labels, str) or not isinstance(labels, Sequence):

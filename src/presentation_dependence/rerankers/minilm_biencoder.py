@@ -24,6 +24,7 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.provenance import file_sha256, package_version
+from presentation_dependence.readout.options import check_device
 from presentation_dependence.rerankers.base import RERANKERS, RerankerOptions
 from presentation_dependence.rerankers.biencoder import (
     BiEncoderOptions,
@@ -51,8 +52,7 @@ class MiniLMBiEncoderOptions(BiEncoderOptions):
             raise ConfigError(
                 f"max_length must be <= 512 (the model's positions), got {self.max_length}"
             )
-        if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
-            raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        check_device(self.device)
 
 
 @functools.lru_cache(maxsize=2)
