@@ -58,7 +58,7 @@ def compare(pa: Path, pb: Path) -> tuple[str, bool]:
         return "DIFFERS", False
     diff = [k for k in sorted(set(a) | set(b)) if a.get(k, ABSENT) != b.get(k, ABSENT)]
     if not diff:
-        return "same (timing fields differ)", True
+        return "same content (key order or timing fields differ)", True
     if all(k not in a for k in diff):  # only keys the later code writes in addition
         added = sorted({k.split(".")[-1] for k in diff})
         return "same; fields added after: " + ", ".join(f"`{x}`" for x in added), True
@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
         *[f"| `{r}` | {v} |" for r, v in rows],
         "",
         f"{len(rows)} files compared: {identical} byte-identical, {len(rows) - identical - bad} "
-        "with the same results (only timing fields differ, or the later code adds fields), "
+        "with the same results (key order or timing fields differ, or the later code adds fields), "
         f"{bad} differ. provenance.json and run.log record invocations and are not compared.",
     ]
     (work / "identity.md").write_text("\n".join(lines) + "\n")
