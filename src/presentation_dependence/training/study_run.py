@@ -100,7 +100,7 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
 
 # glibc keeps freed blocks above its adaptive mmap threshold in a fragmenting heap: training
 # processes grew to 10.7-13 GB RSS and were OOM-killed on 23 GB; with a fixed 128 KiB threshold
-# the same students ran at 1.7-3.6 GB (docs/TRAINING.md §9). A value set by the user wins.
+# the same students ran at 1.7-3.7 GB (docs/TRAINING.md §9). A value set by the user wins.
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "2",
     "MALLOC_MMAP_THRESHOLD_": "131072",
