@@ -25,7 +25,7 @@ import gzip
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,12 +45,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 GSM8K_FIELDS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
-_DEFAULT_FOLDERS = {
-    "gsm8k-model-solutions": "gsm8k-model-solutions",
-    "rm-bench": "rm-bench",
-    "llmbar": "llmbar",
-    "hh-rlhf-harmless": "hh-rlhf-harmless",
-}
 
 
 @dataclass(frozen=True)
@@ -98,7 +92,7 @@ def _root(cfg: ResponseDataConfig) -> Path:
     if cfg.path is not None:
         p = Path(cfg.path).expanduser()
     else:
-        p = default_shared_data() / _DEFAULT_FOLDERS.get(cfg.dataset, cfg.dataset)
+        p = default_shared_data() / cfg.dataset
     if not p.exists():
         raise ConfigError(
             f"data for {cfg.dataset!r} not found at {p}. Fix: set data.path or PRESDEP_SHARED_DATA"
@@ -161,21 +155,30 @@ def load_gsm8k_solutions(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
                     ) from None
 
 
+def _chosen_rejected(
+    item_id: str, row: Mapping[str, Any], source: str, keep: int | None = None
+) -> ResponseItem:
+    """The chosen responses of ``row`` (only chosen[keep] with ``keep``), then its rejected."""
+    chosen, rejected = [str(x) for x in row["chosen"]], [str(x) for x in row["rejected"]]
+    if keep is not None:
+        chosen = [chosen[keep]]
+    return ResponseItem(
+        item_id=item_id,
+        prompt=str(row["prompt"]),
+        responses=tuple(chosen + rejected),
+        labels=tuple([True] * len(chosen) + [False] * len(rejected)),
+        source=source,
+        subset=str(row.get("subset", "")),
+    )
+
+
 @RESPONSE_SETS.register("rm-bench")
 def load_rm_bench(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     """3 chosen + 3 rejected per prompt, or chosen[k] + 3 rejected with ``chosen_index`` k."""
     for path in _files(cfg, "*.json"):
         for d in _json_list(path):
-            chosen, rejected = [str(x) for x in d["chosen"]], [str(x) for x in d["rejected"]]
-            if cfg.chosen_index is not None:
-                chosen = [chosen[cfg.chosen_index]]
-            yield ResponseItem(
-                item_id=f"rm-bench-{path.stem}-{d['id']}",
-                prompt=str(d["prompt"]),
-                responses=tuple(chosen + rejected),
-                labels=tuple([True] * len(chosen) + [False] * len(rejected)),
-                source="rm-bench",
-                subset=str(d.get("subset", "")),
+            yield _chosen_rejected(
+                f"rm-bench-{path.stem}-{d['id']}", d, "rm-bench", cfg.chosen_index
             )
 
 
@@ -278,16 +281,7 @@ def load_reward_bench_2(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
         ) from None
     ds = datasets.load_dataset("allenai/reward-bench-2", split=cfg.split, revision=cfg.revision)
     for row in ds:
-        chosen = [str(x) for x in row["chosen"]]
-        rejected = [str(x) for x in row["rejected"]]
-        yield ResponseItem(
-            item_id=f"rb2-{row['id']}",
-            prompt=str(row["prompt"]),
-            responses=tuple(chosen + rejected),
-            labels=tuple([True] * len(chosen) + [False] * len(rejected)),
-            source="reward-bench-2",
-            subset=str(row.get("subset", "")),
-        )
+        yield _chosen_rejected(f"rb2-{row['id']}", row, "reward-bench-2")
 
 
 def load_response_set(cfg: ResponseDataConfig) -> list[ResponseItem]:
