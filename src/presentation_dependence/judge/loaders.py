@@ -89,10 +89,7 @@ def default_shared_data() -> Path:
 
 
 def _root(cfg: ResponseDataConfig) -> Path:
-    if cfg.path is not None:
-        p = Path(cfg.path).expanduser()
-    else:
-        p = default_shared_data() / cfg.dataset
+    p = Path(cfg.path).expanduser() if cfg.path is not None else default_shared_data() / cfg.dataset
     if not p.exists():
         raise ConfigError(
             f"data for {cfg.dataset!r} not found at {p}. Fix: set data.path or PRESDEP_SHARED_DATA"
