@@ -33,16 +33,16 @@ import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.io.http import ApiClient, get_json, post_with_deadline
-from presentation_dependence.judge.base import JUDGES, JudgeOptions
-from presentation_dependence.judge.generation import encode_chat, model_snapshot
+from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
+from presentation_dependence.judge.generation import Generation, model_snapshot
 from presentation_dependence.judge.generative import GenerativeChatJudge, check_prompt_options
-from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.models.embedded import resolve_model
 
@@ -267,7 +267,7 @@ class ApiJudge(GenerativeChatJudge):
             self._served = name
         return self._served
 
-    def _ask(self, ids: Sequence[int]) -> tuple[str, tuple[int, ...], str]:
+    def _ask(self, ids: Sequence[int]) -> Generation:
         o = self.options
         payload = {
             "model": self.served_model(),
@@ -283,7 +283,7 @@ class ApiJudge(GenerativeChatJudge):
         if tokens and tokens[-1] == eos:
             tokens = tokens[:-1]
         finish = "length" if choice.get("finish_reason") == "length" else "eos"
-        return str(choice["text"]), tokens, finish
+        return Generation(tokens, str(choice["text"]), finish, len(ids))
 
     def judge(
         self,
@@ -293,51 +293,30 @@ class ApiJudge(GenerativeChatJudge):
         one_at_a_time: bool | None = None,
     ) -> list[JudgeRecord]:
         o = self.options
-        tok = self._load()
-        prompts = [
-            encode_chat(
-                tok.tokenizer,
-                tok.path,
-                self.prompt_text(r),
-                o.chat_template_kwargs,
-                o.answer_prefix,
-            )
-            for r in requests
-        ]
+        prompts = [self.prompt_ids(r) for r in requests]
         conc = 1 if one_at_a_time else (batch_size or o.concurrency)
         self.served_model()
         root = o.base_url.rstrip("/").removesuffix("/v1") + "/metrics"
         sampler = _Sampler(root, o.metrics_interval_s, min(o.timeout_s, 10.0))
         before = sampler.read() if o.server_metrics else None
         t0 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=conc) as pool:
-            if o.server_metrics:
-                with sampler:
-                    answers = list(pool.map(self._ask, prompts))
-            else:
-                answers = list(pool.map(self._ask, prompts))
+        with (
+            ThreadPoolExecutor(max_workers=conc) as pool,
+            sampler if o.server_metrics else nullcontext(),
+        ):
+            answers = list(pool.map(self._ask, prompts))
         secs = time.perf_counter() - t0
         after = sampler.read() if o.server_metrics else None
         stats = _stats(len(prompts), conc, secs, sampler.samples, before, after)
         self.passes.append(stats)
         logger.info("judged %d prompts at concurrency %d in %.1f s", len(prompts), conc, secs)
-        return [
-            verdict_record(
-                r,
-                o.answer_prefix + text,
-                o.parser_rule,
-                token_ids=tokens,
-                finish=finish,
-                prompt_tokens=len(ids),
-            )
-            for r, ids, (text, tokens, finish) in zip(requests, prompts, answers, strict=True)
-        ]
+        return [self.record(r, g) for r, g in zip(requests, answers, strict=True)]
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "judge_class": self.judge_class,
-            **self.identity().to_dict(),
-            "served_model": self.served_model(),
-            "decoding": "greedy (temperature 0)",
-            "options": asdict(self.options),
-        }
+        return describe_judge(
+            self.judge_class,
+            self.identity(),
+            self.options,
+            served_model=self.served_model(),
+            decoding="greedy (temperature 0)",
+        )

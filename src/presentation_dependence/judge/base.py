@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.registry import Registry
 
-__all__ = ["JUDGES", "Judge", "JudgeIdentity", "JudgeOptions", "build_judge"]
+__all__ = ["JUDGES", "Judge", "JudgeIdentity", "JudgeOptions", "build_judge", "describe_judge"]
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,12 @@ JUDGES: Registry[type[Judge]] = Registry("judge_class")
 
 
 def build_judge(name: str, options: JudgeOptions | None = None) -> Judge:
-    """Instantiate the judge registered as ``name``."""
-    cls = JUDGES.get(name)
-    opts = options if options is not None else cls.config_cls()
-    if not isinstance(opts, cls.config_cls):
-        raise TypeError(f"{name} takes {cls.config_cls.__name__}, got {type(opts).__name__}")
-    return cls(opts)  # type: ignore[call-arg]
+    """Instantiate the judge registered as ``name`` (its ``__init__`` checks ``options``)."""
+    return JUDGES.get(name)(options)  # type: ignore[call-arg]
+
+
+def describe_judge(
+    judge_class: str, identity: JudgeIdentity, options: JudgeOptions, **extra: Any
+) -> dict[str, Any]:
+    """What a judge's ``describe()`` returns: its class, its identity, ``extra``, its options."""
+    return {"judge_class": judge_class, **identity.to_dict(), **extra, "options": asdict(options)}

@@ -43,6 +43,7 @@ __all__ = [
     "GenStats",
     "Generation",
     "TransformersGenerator",
+    "chat_text",
     "encode_chat",
     "load_generator",
     "model_snapshot",
@@ -69,6 +70,23 @@ class GenStats:
     seconds: float = 0.0
 
 
+def chat_text(
+    tokenizer: Any, where: str, user_text: str, chat_template_kwargs: dict[str, Any] | None = None
+) -> str:
+    """The user turn rendered with the chat template of ``tokenizer`` (of the model at
+    ``where``), up to the assistant start."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"{where}: the tokenizer has no chat template")
+    return str(
+        tokenizer.apply_chat_template(
+            [{"role": "user", "content": user_text}],
+            tokenize=False,
+            add_generation_prompt=True,
+            **(chat_template_kwargs or {}),
+        )
+    )
+
+
 def encode_chat(
     tokenizer: Any,
     where: str,
@@ -76,18 +94,10 @@ def encode_chat(
     chat_template_kwargs: dict[str, Any] | None = None,
     assistant_prefix: str = "",
 ) -> list[int]:
-    """The user turn rendered with the chat template of ``tokenizer`` (of the model at
-    ``where``), up to the assistant start, then ``assistant_prefix`` (text the response is made
-    to start with; "" = none), as token ids."""
-    if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{where}: the tokenizer has no chat template")
-    text = tokenizer.apply_chat_template(
-        [{"role": "user", "content": user_text}],
-        tokenize=False,
-        add_generation_prompt=True,
-        **(chat_template_kwargs or {}),
-    )
-    return list(tokenizer(text + assistant_prefix, add_special_tokens=False)["input_ids"])
+    """:func:`chat_text`, then ``assistant_prefix`` (text the response is made to start with;
+    "" = none), as token ids."""
+    text = chat_text(tokenizer, where, user_text, chat_template_kwargs) + assistant_prefix
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 class TransformersGenerator:
@@ -107,21 +117,6 @@ class TransformersGenerator:
         if not eos:
             raise ValueError(f"{backend.path}: the tokenizer names no end-of-sequence token")
         self.eos_ids = tuple(sorted(eos))
-
-    def encode_chat(
-        self,
-        user_text: str,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        assistant_prefix: str = "",
-    ) -> list[int]:
-        """:func:`encode_chat` with this model's tokenizer."""
-        return encode_chat(
-            self.backend.tokenizer,
-            self.backend.path,
-            user_text,
-            chat_template_kwargs,
-            assistant_prefix,
-        )
 
     def generate(
         self,

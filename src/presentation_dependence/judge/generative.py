@@ -21,12 +21,18 @@ import hashlib
 import logging
 from abc import abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, checked_options, opt
-from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
+from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions, describe_judge
+from presentation_dependence.judge.generation import (
+    Generation,
+    TransformersGenerator,
+    encode_chat,
+    load_generator,
+)
 from presentation_dependence.judge.parser import PARSER_RULES, parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.options import BatchedModelOptions
@@ -39,7 +45,6 @@ __all__ = [
     "TransformersJudge",
     "TransformersJudgeOptions",
     "check_prompt_options",
-    "prefixed_version",
 ]
 
 logger = logging.getLogger(__name__)
@@ -145,13 +150,6 @@ def check_prompt_options(o: Any) -> None:
     check_counts(o, "max_response_chars", nullable=True)
 
 
-def prefixed_version(version: str, prefix: str) -> str:
-    """A template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
-    if not prefix:
-        return version
-    return f"{version}+prefix:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
-
-
 class ChatModelJudge:
     """What the transformers judges share: checked options, the template, the model (loaded on
     first use), the prompt's user turn and the identity (``judge_class``, ``parser_version``)."""
@@ -169,8 +167,6 @@ class ChatModelJudge:
     def _load(self) -> Any:
         """The model's :class:`~presentation_dependence.readout.backend.TransformersBackend`."""
         if self._backend is None:
-            from presentation_dependence.judge.generation import load_generator
-
             self._backend, self._snapshot = load_generator(self.options)
         return self._backend
 
@@ -202,11 +198,33 @@ class GenerativeChatJudge(ChatModelJudge):
     @property
     def prompt_version(self) -> str:
         """The template's version, plus ``+prefix:<sha256[:8]>`` with an answer prefix."""
-        return prefixed_version(self.template.version, self.options.answer_prefix)
+        version, prefix = self.template.version, self.options.answer_prefix
+        if not prefix:
+            return version
+        return f"{version}+prefix:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
 
     @property
     def parser_version(self) -> str:
         return parser_version(self.options.parser_rule)
+
+    def prompt_ids(self, req: JudgeRequest) -> list[int]:
+        """The prompt's token ids: the user turn in the chat template, then the answer prefix."""
+        o, tok = self.options, self._load()
+        return encode_chat(
+            tok.tokenizer, tok.path, self.prompt_text(req), o.chat_template_kwargs, o.answer_prefix
+        )
+
+    def record(self, req: JudgeRequest, g: Generation) -> JudgeRecord:
+        """The record of ``req`` whose judgement (after the answer prefix) is ``g``."""
+        o = self.options
+        return verdict_record(
+            req,
+            o.answer_prefix + g.text,
+            o.parser_rule,
+            token_ids=g.token_ids,
+            finish=g.finish,
+            prompt_tokens=g.prompt_tokens,
+        )
 
 
 @JUDGES.register("transformers")
@@ -220,8 +238,6 @@ class TransformersJudge(GenerativeChatJudge):
 
     def _ensure_loaded(self) -> Any:
         if self._generator is None:
-            from presentation_dependence.judge.generation import TransformersGenerator
-
             o = self.options
             self._generator = TransformersGenerator(
                 self._load(), max_new_tokens=o.max_new_tokens, seed=o.seed
@@ -237,10 +253,7 @@ class TransformersJudge(GenerativeChatJudge):
     ) -> list[JudgeRecord]:
         gen = self._ensure_loaded()
         o = self.options
-        prompts = [
-            gen.encode_chat(self.prompt_text(r), o.chat_template_kwargs, o.answer_prefix)
-            for r in requests
-        ]
+        prompts = [self.prompt_ids(r) for r in requests]
         limit = gen.backend.max_context
         for r, p in zip(requests, prompts, strict=True):
             if limit is not None and len(p) + o.max_new_tokens > limit:
@@ -262,25 +275,15 @@ class TransformersJudge(GenerativeChatJudge):
             stats.new_tokens,
             stats.seconds,
         )
-        return [
-            verdict_record(
-                r,
-                o.answer_prefix + g.text,
-                o.parser_rule,
-                token_ids=g.token_ids,
-                finish=g.finish,
-                prompt_tokens=g.prompt_tokens,
-            )
-            for r, g in zip(requests, outs, strict=True)
-        ]
+        return [self.record(r, g) for r, g in zip(requests, outs, strict=True)]
 
     def describe(self) -> dict[str, Any]:
         gen = self._ensure_loaded()
-        return {
-            "judge_class": "transformers",
-            **self.identity().to_dict(),
+        return describe_judge(
+            self.judge_class,
+            self.identity(),
+            self.options,
             **gen.backend.describe(),
-            "decoding": "greedy (temperature 0)",
-            "eos_token_ids": list(gen.eos_ids),
-            "options": asdict(self.options),
-        }
+            decoding="greedy (temperature 0)",
+            eos_token_ids=list(gen.eos_ids),
+        )

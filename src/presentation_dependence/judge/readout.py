@@ -35,14 +35,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
-from presentation_dependence.judge.base import JUDGES, JudgeOptions
+from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
+from presentation_dependence.judge.generation import chat_text
 from presentation_dependence.judge.generative import ChatModelJudge, check_template
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
@@ -150,17 +151,10 @@ class ReadoutJudge(ChatModelJudge):
     def build(self, req: JudgeRequest) -> tuple[BuiltPrompt, tuple[int, ...]]:
         """The tokenized prompt (chat template + skeleton + a teacher-forced letter at the slot)
         and the N label token ids, checked in this prompt's context."""
-        backend = self._load()
+        backend, o = self._load(), self.options
         tok = backend.tokenizer
-        if not getattr(tok, "chat_template", None):
-            raise ConfigError(f"{backend.path}: the tokenizer has no chat template")
-        head = tok.apply_chat_template(
-            [{"role": "user", "content": self.prompt_text(req)}],
-            tokenize=False,
-            add_generation_prompt=True,
-            **self.options.chat_template_kwargs,
-        )
-        prefix = str(head) + self.options.skeleton
+        head = chat_text(tok, backend.path, self.prompt_text(req), o.chat_template_kwargs)
+        prefix = head + o.skeleton
         labels = [slot_letter(j) for j in range(req.n)]
         label_ids = check_verdict_labels(tok, prefix, labels)
         base = list(tok(prefix, add_special_tokens=False)["input_ids"])
@@ -210,9 +204,7 @@ class ReadoutJudge(ChatModelJudge):
         probs = probs / probs.sum()  # the backend's float32 softmax, renormalised in float64
         slot, tied = argmax_verdict(probs, self.options.seed, req)
         shown = " ".join(f"P({slot_letter(j)})={float(p)!r}" for j, p in enumerate(probs))
-        by_response = [0.0] * req.n
-        for j, p in enumerate(probs):
-            by_response[req.placement[j]] = float(p)
+        by_response = [float(probs[req.placement.index(i)]) for i in range(req.n)]
         return verdict_record(
             req,
             f"{shown} Verdict: [[{slot_letter(slot)}]]",
@@ -227,12 +219,11 @@ class ReadoutJudge(ChatModelJudge):
         )
 
     def describe(self) -> dict[str, Any]:
-        backend = self._load()
-        return {
-            "judge_class": "readout",
-            **self.identity().to_dict(),
-            **backend.describe(),
-            "decoding": "none: one forward pass, P(verdict) over the N letters, argmax",
-            "skeleton": self.options.skeleton,
-            "options": asdict(self.options),
-        }
+        return describe_judge(
+            self.judge_class,
+            self.identity(),
+            self.options,
+            **self._load().describe(),
+            decoding="none: one forward pass, P(verdict) over the N letters, argmax",
+            skeleton=self.options.skeleton,
+        )

@@ -14,14 +14,14 @@ through the real parser.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import checked_options, opt
-from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions
+from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions, describe_judge
 from presentation_dependence.judge.parser import parser_version, verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.seeding import rng_from
@@ -98,8 +98,4 @@ class ScriptedJudge:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "judge_class": "scripted",
-            **self.identity().to_dict(),
-            "options": asdict(self.options),
-        }
+        return describe_judge("scripted", self.identity(), self.options)
