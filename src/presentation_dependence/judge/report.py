@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "compare_markdown",
     "fmt",
+    "fmt_ci",
     "jsonable",
     "noise_markdown",
     "ranking_markdown",
@@ -35,19 +36,18 @@ def fmt(x: Any, digits: int = 3) -> str:
     """A number with ``digits`` decimals; None/NaN as 'n/a'."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "n/a"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
+    if isinstance(x, int):  # bool included
         return str(x)
     return f"{float(x):.{digits}f}"
 
 
-def _ci(d: Mapping[str, Any], lo: str = "ci_low", hi: str = "ci_high") -> str:
-    return f"[{fmt(d.get(lo))}, {fmt(d.get(hi))}]"
+def fmt_ci(x: Any, low: Any, high: Any) -> str:
+    """``x [low, high]``, each as :func:`fmt` writes it."""
+    return f"{fmt(x)} [{fmt(low)}, {fmt(high)}]"
 
 
-def _pair(ci: Sequence[Any]) -> str:
-    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+def _ci(d: Mapping[str, Any], key: str = "mean") -> str:
+    return fmt_ci(d.get(key), d.get("ci_low"), d.get("ci_high"))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -77,9 +77,9 @@ def sweep_markdown(s: Mapping[str, Any]) -> str:
                 s["records"],
                 fmt(s["placements_per_item"], 1),
                 s["parse_failures"],
-                f"{fmt(s['parse_failure_rate'])} {_pair(s['parse_failure_ci'])}",
-                f"{fmt(f0['mean'])} {_ci(f0)}",
-                f"{fmt(fc['mean'])} {_ci(fc)}",
+                fmt_ci(s["parse_failure_rate"], *s["parse_failure_ci"]),
+                _ci(f0),
+                _ci(fc),
                 fmt(s["consistent_items"]),
             ]
         ],
@@ -98,7 +98,7 @@ def sweep_markdown(s: Mapping[str, Any]) -> str:
                 r["slot"],
                 r["n"],
                 r["correct"],
-                f"{fmt(r['accuracy'])} {_ci(r)}",
+                _ci(r, "accuracy"),
                 r["parse_failures"],
                 fmt(r["named_share"]),
             ]
@@ -109,8 +109,8 @@ def sweep_markdown(s: Mapping[str, Any]) -> str:
     status = ", ".join(f"{k} {v}" for k, v in s["parse_status"].items())
     finish = ", ".join(f"{k} {v}" for k, v in s["finish"].items())
     return (
-        head + "\n" + slots + f"\nSpread between the best and worst slot: {fmt(sp['spread'])} "
-        f"{_ci(sp)} ({conf}% percentile bootstrap over items, {s['bootstrap_resamples']} "
+        head + "\n" + slots + f"\nSpread between the best and worst slot: {_ci(sp, 'spread')} "
+        f"({conf}% percentile bootstrap over items, {s['bootstrap_resamples']} "
         f"resamples).\nParse status: {status}. Generation ended by: {finish}.\n"
     )
 
@@ -171,7 +171,7 @@ def noise_markdown(n: Mapping[str, Any]) -> str:
             [
                 c["label"],
                 c["records"],
-                f"{fmt(c['identical_share'])} {_pair(c['identical_ci'])}",
+                fmt_ci(c["identical_share"], *c["identical_ci"]),
                 f"{fmt(c['flip_share'])} ({c['flips']})",
                 f"{c['score_change']:+.3f} ± {fmt(c['score_change_se'])}",
                 fmt(c["noise_to_se"]),
@@ -239,8 +239,8 @@ def ranking_markdown(s: Mapping[str, Any]) -> str:
             [
                 s["items"],
                 s["num_presentations"],
-                f"{fmt(s['ndcg']['mean'])} {_ci(s['ndcg'])}",
-                f"{fmt(tp.get('mean'))} {_ci(tp)}",
+                _ci(s["ndcg"]),
+                _ci(tp),
                 s["pairs"],
                 fmt(s["pair_flip_rate"]),
                 fmt(s["pairwise_accuracy"]),

@@ -36,9 +36,11 @@ import yaml
 
 from presentation_dependence.judge.records import JudgeRecord, read_records
 from presentation_dependence.judge.report import (
+    _ci,
     _table,
     compare_markdown,
     fmt,
+    fmt_ci,
     noise_markdown,
     ranking_markdown,
     sweep_markdown,
@@ -159,10 +161,6 @@ def _rerun_noise(run: StudyRun) -> dict[str, Any] | None:
     return within[0] if within else None
 
 
-def _ci(x: Any, low: Any, high: Any) -> str:
-    return f"{fmt(x)} [{fmt(low)}, {fmt(high)}]"
-
-
 def _overview(runs: Sequence[StudyRun]) -> str:
     rows = []
     for r in runs:
@@ -179,12 +177,12 @@ def _overview(runs: Sequence[StudyRun]) -> str:
                 r.judge_class,
                 s["items"],
                 fmt(s["placements_per_item"], 0),
-                _ci(f0["mean"], f0["ci_low"], f0["ci_high"]),
-                _ci(fc["mean"], fc["ci_low"], fc["ci_high"]),
-                _ci(s["parse_failure_rate"], *s["parse_failure_ci"]),
+                _ci(f0),
+                _ci(fc),
+                fmt_ci(s["parse_failure_rate"], *s["parse_failure_ci"]),
                 f"{best['slot']} {fmt(best['accuracy'])} / {worst['slot']} {fmt(worst['accuracy'])}",
-                _ci(sp["spread"], sp["ci_low"], sp["ci_high"]),
-                f"{_ci(fl['flip_share'], *fl['flip_ci'])} of {fl['items_all_parsed']}",
+                _ci(sp, "spread"),
+                f"{fmt_ci(fl['flip_share'], *fl['flip_ci'])} of {fl['items_all_parsed']}",
                 "not run" if noise is None else fmt(noise["noise_to_se"]),
                 fmt(per_call, 2),
             ]
