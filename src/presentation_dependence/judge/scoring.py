@@ -263,12 +263,8 @@ def compare_runs(
     scores (difference A − B, ``failure_credit`` fail0 or chance)."""
     pairs = align_records(a, b)
     mc = mcnemar_exact([p.correct for p, _ in pairs], [q.correct for _, q in pairs])
-    items: dict[str, list[tuple[float, float]]] = {}
-    for ra, rb in pairs:
-        credit = 1.0 / ra.n if failure_credit == "chance" else 0.0
-        items.setdefault(ra.item_id, []).append((ra.score(credit), rb.score(credit)))
-    sa = np.array([np.mean([x for x, _ in v]) for v in items.values()])
-    sb = np.array([np.mean([y for _, y in v]) for v in items.values()])
+    items, sa = item_scores([ra for ra, _ in pairs], failure_credit)
+    _, sb = item_scores([rb for _, rb in pairs], failure_credit)
     boot = paired_bootstrap(sa, sb, rng=rng, n_resamples=n_resamples, confidence=confidence)
     return {
         "mcnemar": mc,
