@@ -125,9 +125,7 @@ def config_from_raw(raw: Mapping[str, Any], config_id: str) -> JudgeTaskConfig:
     raw.setdefault("id", config_id)
     judge = JudgeBlock.from_raw(raw.pop("judge", {}) or {})
     reranker = RerankerConfig.from_raw(raw.pop("reranker", None) or dict(_DEFAULT_RERANKER))
-    cfg = build_dataclass(JudgeTaskConfig, raw)
-    if cfg.task not in ("judge", "rank"):
-        raise ConfigError(f"task must be judge or rank, got {cfg.task!r}")
+    cfg = build_dataclass(JudgeTaskConfig, raw)  # checks task: judge or rank
     return JudgeTaskConfig(**{**cfg.__dict__, "judge": judge, "reranker": reranker})
 
 

@@ -61,7 +61,7 @@ def measured_markdown(folder: Path) -> str:
     raw = _load(folder, "resolved_config.yaml")
     # the first invocation that described the judge (a resumed run has several)
     prov = next(p for p in invocations(_load(folder, "provenance.json")) if "judge" in p)
-    cfg = config_from_raw({k: v for k, v in raw.items() if k != "id"}, str(raw["id"]))
+    cfg = config_from_raw(raw, str(raw["id"]))
     eligible = len(load_response_set(replace(cfg.data, max_items=None, require_one_correct=True)))
     judge = prov.get("judge", {})
     opts = judge.get("options", {})

@@ -87,7 +87,7 @@ def run_judge_task(
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         items, requests = judge_requests(cfg)
-        judge = _judge(cfg)
+        judge = build_judge(cfg.judge.judge_class, cfg.judge.options)
         folder.freeze_config(cfg, from_raw=config_from_raw)
         log.info(
             "judging %d items x %s placements = %d calls",
@@ -118,7 +118,7 @@ def run_noise_task(
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         _, requests = judge_requests(cfg)
-        judge = _judge(cfg)
+        judge = build_judge(cfg.judge.judge_class, cfg.judge.options)
         folder.freeze_config(cfg, from_raw=config_from_raw)
         nc = cfg.noise
         result = run_noise(
@@ -178,7 +178,7 @@ def run_gate_task(
             f"{verdict_path / 'gate_verdict.json'}"
         )
     _, cases = judge_requests(cfg)
-    judge = _judge(cfg)
+    judge = build_judge(cfg.judge.judge_class, cfg.judge.options)
     verdict = run_gate(judge, cases, cfg.gate)
     path = verdict_path or default_run_dir(cfg) / "gate_verdict.json"
     out = {
@@ -223,10 +223,6 @@ def run_rank_task(
         folder.write_text("report.md", text)
         log.info("wrote %s", folder.path)
     return summary
-
-
-def _judge(cfg: JudgeTaskConfig) -> Judge:
-    return build_judge(cfg.judge.judge_class, cfg.judge.options)
 
 
 def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord]) -> dict[str, Any]:

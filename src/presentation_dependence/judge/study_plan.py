@@ -98,7 +98,7 @@ def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> lis
         if basis is not None and basis.cpu_seconds:
             per_call = basis.cpu_seconds / _run_calls(basis)
             if basis is not own:
-                base_cfg = load_judge_config_from_run(basis)
+                base_cfg = config_from_raw(basis.config, basis.run_id)
                 per_call *= row.chars / max(1.0, _chars(base_cfg, _items(base_cfg)))
             row.cpu_per_call, row.cpu_hours = per_call, per_call * calls / 3600
             row.basis = f"`{basis.run_id}`" + ("" if own else ", scaled by characters per call")
@@ -116,11 +116,6 @@ def _run_calls(run: StudyRun) -> int:
     if run.kind == "rank":
         return int(run.summary["items"]) * int(run.summary["num_presentations"])
     return len(run.records)
-
-
-def load_judge_config_from_run(run: StudyRun) -> JudgeTaskConfig:
-    raw = {k: v for k, v in run.config.items() if k != "id"}
-    return config_from_raw(raw, str(run.config.get("id", run.run_id)))
 
 
 def plan_markdown(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> str:
