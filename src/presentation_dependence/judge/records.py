@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +76,7 @@ class ResponseItem:
         return self.labels.index(True)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "prompt": self.prompt,
-            "responses": list(self.responses),
-            "labels": list(self.labels),
-            "source": self.source,
-            "subset": self.subset,
-        }
+        return {**asdict(self), "responses": list(self.responses), "labels": list(self.labels)}
 
 
 @dataclass(frozen=True)

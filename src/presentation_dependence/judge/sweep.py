@@ -297,35 +297,21 @@ def run_noise(
     units = [u for us in planned.values() for u in us]
     if not run_units(stage, folder, units, desc="noise", **run_kw).complete:
         return None
-    result = NoiseResult()
+    result, ref = NoiseResult(), list(reference or ())
     for cond in conditions:
-        result.runs[cond.name], result.seconds[cond.name] = [], []
-        result.load[cond.name] = []
-        for rep in range(repeats):
-            part_list = planned.get((cond.name, rep))
-            got = stage.stored(part_list) if part_list else JudgedPart(list(reference or ()), None)
-            result.runs[cond.name].append(got.records)
-            result.seconds[cond.name].append(float("nan") if got.seconds is None else got.seconds)
-            result.load[cond.name].append(got.load)
+        got = [
+            stage.stored(ps) if (ps := planned.get((cond.name, rep))) else JudgedPart(ref, None)
+            for rep in range(repeats)
+        ]
+        result.runs[cond.name] = [g.records for g in got]
+        result.seconds[cond.name] = [float("nan") if g.seconds is None else g.seconds for g in got]
+        result.load[cond.name] = [g.load for g in got]
     first = conditions[0].name
-    for cond in conditions:
-        runs = result.runs[cond.name]
-        for rep in range(1, len(runs)):
-            result.comparisons.append(
-                compare_reruns(
-                    runs[0],
-                    runs[rep],
-                    label=f"{cond.name}: run {rep} vs run 0",
-                    confidence=confidence,
-                )
-            )
-        if cond.name != first:
-            result.comparisons.append(
-                compare_reruns(
-                    result.runs[first][0],
-                    runs[0],
-                    label=f"{cond.name} vs {first} (run 0)",
-                    confidence=confidence,
-                )
-            )
+    for name, runs in result.runs.items():
+        pairs = [(runs[0], runs[rep], f"{name}: run {rep} vs run 0") for rep in range(1, repeats)]
+        if name != first:
+            pairs.append((result.runs[first][0], runs[0], f"{name} vs {first} (run 0)"))
+        result.comparisons += [
+            compare_reruns(a, b, label=label, confidence=confidence) for a, b, label in pairs
+        ]
     return result
