@@ -20,11 +20,6 @@ import yaml
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass, opt, to_plain
-from presentation_dependence.judge import (  # noqa: F401  (registers judges)
-    generative,
-    readout,
-    scripted,
-)
 from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.gate import GateConfig
 from presentation_dependence.judge.loaders import ResponseDataConfig
