@@ -12,7 +12,7 @@ import yaml
 
 from presentation_dependence.cli import main
 from presentation_dependence.judge.base import build_judge
-from presentation_dependence.judge.gate import GateConfig, quantise, run_gate
+from presentation_dependence.judge.gate import CHUNK, GateConfig, quantise, run_gate
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.scripted import ScriptedJudge, ScriptedJudgeOptions
 from tests.judge.conftest import make_items
@@ -116,6 +116,38 @@ def test_cache_reuses_calls_and_is_keyed_on_identity(tmp_path: Path) -> None:
     }
     other = run_gate(ScriptedJudge(ScriptedJudgeOptions(noise=0.3, seed=1)), cases, cfg)
     assert other.details["cache_key"] != key and other.details["cache_hits"] == 0
+
+
+class _Interrupted(RuntimeError):
+    pass
+
+
+class _StopsAfter(ScriptedJudge):
+    """A scripted judge that dies on its ``limit + 1``-th batch (a killed process)."""
+
+    def __init__(self, opts: ScriptedJudgeOptions, limit: int) -> None:
+        super().__init__(opts)
+        self.batches, self.limit = 0, limit
+
+    def judge(self, requests, **kwargs):  # type: ignore[no-untyped-def]
+        if self.batches == self.limit:
+            raise _Interrupted
+        self.batches += 1
+        return super().judge(requests, **kwargs)
+
+
+def test_an_interrupted_gate_resumes_at_the_last_chunk(tmp_path: Path) -> None:
+    cases = make_requests(make_items(30), "seeded", 0)  # 30 cases x k=3 = 90 calls
+    cfg = GateConfig(threshold=0.5, k=3, cache_dir=str(tmp_path / "cache"))
+    opts = ScriptedJudgeOptions(noise=0.3)
+    with pytest.raises(_Interrupted):
+        run_gate(_StopsAfter(opts, limit=2), cases, cfg)
+    resumed = ScriptedJudge(opts)
+    verdict = run_gate(resumed, cases, cfg)
+    assert verdict.details["cache_hits"] == 2 * CHUNK and resumed.calls == 90 - 2 * CHUNK
+    whole = run_gate(ScriptedJudge(opts), cases, GateConfig(threshold=0.5, k=3))
+    assert verdict.details["mean"] == whole.details["mean"]
+    assert verdict.details["per_case"] == whole.details["per_case"]
 
 
 def test_adaptive_spends_k_only_near_the_threshold() -> None:

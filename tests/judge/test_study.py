@@ -80,6 +80,7 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     assert (root / "toy-readout" / "records.jsonl").stat().st_mtime_ns == first
     timing = json.loads((root / "toy-readout" / "study_timing.json").read_text())
     assert {"seconds", "rerun_seconds", "gate_seconds"} <= set(timing)
+    assert list((root / "toy-readout" / "gate_cache").glob("*.jsonl"))  # the gate can resume
 
     runs = load_study(root)
     assert [r.set_name for r in runs] == ["jsonl", "jsonl"]

@@ -14,7 +14,8 @@ Procedure (``presdep gate``; docs/JUDGE.md):
    threshold; ``fail`` (exit code 1) only if mean < threshold − margin. With k = 1 no noise is
    measured: the margin is 0 and the verdict says so.
 
-Cache: ``<cache_dir>/<key>.jsonl`` holds every call's record, keyed by (item, placement, repeat);
+Cache: ``<cache_dir>/<key>.jsonl`` holds every call's record, keyed by (item, placement, repeat),
+rewritten after every 32 calls (an interrupted gate resumes there);
 ``key`` is :meth:`~presentation_dependence.judge.base.JudgeIdentity.cache_key` of (judge class,
 model snapshot, prompt version, parser version, seed), written beside it as ``<key>.json``. A
 changed model, template text, parser or seed therefore never reuses an old verdict.
@@ -42,6 +43,7 @@ from presentation_dependence.judge.records import (
     read_records,
     write_records,
 )
+from presentation_dependence.runners.progress import progress
 
 __all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]
 
@@ -49,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 EXIT_PASS = 0
 EXIT_FAIL = 1
+CHUNK = 32  # calls judged between two writes of the cache file
 
 
 @dataclass(frozen=True)
@@ -111,10 +114,13 @@ class _Cache:
         self.hits = 0
 
     def judge(self, judge: Judge, requests: Sequence[JudgeRequest]) -> list[JudgeRecord]:
+        """Judge the calls not cached, ``CHUNK`` at a time; the cache file is rewritten after
+        each chunk, so an interrupted gate resumes at the last chunk it finished."""
         todo = [r for r in requests if r.key not in self.records]
         self.hits += len(requests) - len(todo)
-        if todo:
-            for rec in judge.judge(todo):
+        chunks = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
+        for chunk in progress(chunks, "gate", unit="chunk"):
+            for rec in judge.judge(chunk):
                 self.records[rec.key] = rec
             if self.path is not None:
                 write_records(self.path, self.records.values())

@@ -8,7 +8,8 @@
 * ``rerun``: judge the same calls once more at the configured batch size and compare with the
   sweep (``<folder>/rerun/``, the sweep reused as run 0): the rerun noise in SE units.
 * ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
-  ``<folder>/gate_verdict.json``.
+  ``<folder>/gate_verdict.json``; its calls are cached in ``<folder>/gate_cache/`` (unless the
+  block names a ``cache_dir``), so an interrupted gate resumes.
 * ``study_timing.json`` in each folder records the wall and CPU seconds of its run (CPU
   seconds are what a busy shared machine does not distort).
 """
@@ -77,7 +78,9 @@ def run_study_config(
         read_records(ref)  # fail early on a damaged sweep
         _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
     if gate and not (out / "gate_verdict.json").is_file():
-        _timed(out, "gate", lambda: run_gate_task(cfg, out / "gate_verdict.json", argv))
+        cache = cfg.gate.cache_dir or str(out / "gate_cache")
+        gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))
+        _timed(out, "gate", lambda: run_gate_task(gated, out / "gate_verdict.json", argv))
 
 
 def run_judge_study(
