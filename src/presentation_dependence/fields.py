@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any, TypeVar
 
@@ -25,6 +25,11 @@ __all__ = ["build_dataclass", "check_counts", "check_type", "checked_options", "
 def opt(default: Any, help_: str) -> Any:
     """A dataclass field with a default and the ``help`` text the schema docs show."""
     return field(default=default, metadata={"help": help_})
+
+
+def opt_factory(factory: Callable[[], Any], help_: str) -> Any:
+    """:func:`opt` for a mutable default (a sub-block, a list): ``factory()`` makes it."""
+    return field(default_factory=factory, metadata={"help": help_})
 
 
 def checked_options(owner: object, options: Any, cls: type[T]) -> T:

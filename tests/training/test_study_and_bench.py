@@ -88,10 +88,8 @@ def test_collapse_rule():
 @pytest.mark.slow
 def test_training_step_benchmark_on_the_tiny_model(tiny_model):
     pytest.importorskip("peft")
-    from presentation_dependence.bench.training import (
-        training_benchmark_markdown,
-        training_step_benchmark,
-    )
+    from presentation_dependence.bench.report import training_benchmark_markdown
+    from presentation_dependence.bench.training import training_step_benchmark
 
     r = training_step_benchmark(
         tiny_model,

@@ -37,7 +37,7 @@ from presentation_dependence.training.config import (
     load_training_config,
 )
 from presentation_dependence.training.loss import readout_loss
-from presentation_dependence.training.model import load_student, student_scores
+from presentation_dependence.training.model import load_student, student_readout
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.splits import SplitOverlapError
@@ -95,12 +95,12 @@ def test_consistency_is_exactly_zero_for_identical_views(student, silver):
     collate = ReadoutCollator(student.builder, student.pad_token_id)
     order = list(range(n))[::-1]
     with torch.no_grad():
-        same = student_scores(
+        same = student_readout(
             student.model, collate([example(q, [order, order])]), student.grade_token_ids
-        )
-        diff = student_scores(
+        ).scores
+        diff = student_readout(
             student.model, collate([example(q, [order, list(range(n))])]), student.grade_token_ids
-        )
+        ).scores
     mask = torch.ones(1, n, dtype=torch.bool)
     target = torch.as_tensor(q.labels(1), dtype=torch.float32)[None]
     assert readout_loss(same, target, mask, 1.0).consistency.item() == 0.0
@@ -122,7 +122,7 @@ def test_padding_slots_contribute_nothing(student, silver):
     def loss(examples):
         batch = collate(examples)
         with torch.no_grad():
-            scores = student_scores(student.model, batch, student.grade_token_ids)
+            scores = student_readout(student.model, batch, student.grade_token_ids).scores
         return scores, readout_loss(
             scores, batch["teacher_scores"], batch["candidate_mask"], 1.0
         ).total.item()
@@ -187,11 +187,11 @@ def test_saved_adapter_reloads_and_scores_identically(
     model = out.student.model.eval()
     collate = ReadoutCollator(out.student.builder, out.student.pad_token_id)
     with torch.no_grad():
-        trained = student_scores(
+        trained = student_readout(
             model,
             collate([example(q, [list(range(len(q.candidates)))])]),
             out.student.grade_token_ids,
-        )[0, 0]
+        ).scores[0, 0]
     opts = GradeRerankerOptions(**{**{k: v for k, v in block.items() if k != "reranker_class"}})
     clear_model_cache()
     served = [

@@ -1,7 +1,7 @@
 """Training-step benchmark: one OC-SFT step against one single-view step on the same batch.
 
 Both steps train the same student (base + LoRA r) on the same query and candidates with the
-same code the trainer runs (:func:`~presentation_dependence.training.model.student_scores`,
+same code the trainer runs (:func:`~presentation_dependence.training.model.student_readout`,
 :func:`~presentation_dependence.training.loss.readout_loss`, AdamW on the LoRA parameters):
 the single-view step reads view A, the OC-SFT step views A and B plus the consistency term.
 Goal: OC-SFT ≤ 2.1× the single-view step in time and in peak memory. Each kind of step runs
@@ -34,15 +34,15 @@ import resource
 import statistics
 import threading
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from presentation_dependence.bench.report import training_benchmark_markdown
 from presentation_dependence.seeding import rng_from
 
-__all__ = ["GOAL_RATIO", "measure_step", "training_benchmark_markdown", "training_step_benchmark"]
+__all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
 
 log = logging.getLogger(__name__)
 
@@ -82,19 +82,26 @@ class _PeakRSS:
         self.peak = max(self.peak, _rss_bytes())
 
 
+@dataclass(frozen=True)
+class StepSettings:
+    """What both kinds of step train: the model, the query and its candidates, the student."""
+
+    model_name: str = "embedded:smollm2-135m-instruct"
+    data_path: str = NOVELEVAL
+    query_index: int = 0
+    num_candidates: int = 20
+    max_passage_chars: int = 300
+    dtype: str = "auto"
+    lambda_: float = 1.0
+    repeats: int = 3
+    lora_r: int = 8
+    num_threads: int | None = None
+
+
 def measure_step(
     mode: str,
+    settings: StepSettings,
     *,
-    model_name: str,
-    data_path: str = NOVELEVAL,
-    query_index: int = 0,
-    num_candidates: int = 20,
-    max_passage_chars: int = 300,
-    dtype: str = "auto",
-    lambda_: float = 1.0,
-    repeats: int = 3,
-    lora_r: int = 8,
-    num_threads: int | None = None,
     seed: int = 0,
     compile: bool = False,
     autocast: bool = False,
@@ -109,24 +116,25 @@ def measure_step(
     from presentation_dependence.training.collate import ReadoutCollator, TrainExample, draw_views
     from presentation_dependence.training.config import LoraOptions
     from presentation_dependence.training.loss import readout_loss
-    from presentation_dependence.training.model import load_student, student_scores
+    from presentation_dependence.training.model import load_student, student_readout
 
+    s = settings
     if mode not in ("single_view", "oc_sft"):
         raise ValueError(f"mode must be single_view or oc_sft, got {mode!r}")
-    if num_threads:
-        torch.set_num_threads(num_threads)
-    data = DataConfig(path=data_path, top_k=num_candidates, max_queries=query_index + 1)
-    req = load_dataset(data).requests[query_index]
+    if s.num_threads:
+        torch.set_num_threads(s.num_threads)
+    data = DataConfig(path=s.data_path, top_k=s.num_candidates, max_queries=s.query_index + 1)
+    req = load_dataset(data).requests[s.query_index]
     n = len(req.candidates)
     opts = GradeRerankerOptions(
-        model_name=model_name,
-        dtype=dtype,
+        model_name=s.model_name,
+        dtype=s.dtype,
         device="auto",
-        max_passage_chars=max_passage_chars,
+        max_passage_chars=s.max_passage_chars,
         chunk_size=max(n, 1),
         compile=compile,
     )
-    student = load_student(opts, LoraOptions(r=lora_r, alpha=2 * lora_r), seed=seed)
+    student = load_student(opts, LoraOptions(r=s.lora_r, alpha=2 * s.lora_r), seed=seed)
     model = student.model.to(student.device)
     model.train()
     views = draw_views(n, 2, seed=seed, key=req.query.qid, epoch=0)
@@ -140,7 +148,7 @@ def measure_step(
     )
     batch = ReadoutCollator(student.builder, student.pad_token_id)([ex])
     batch = {k: v.to(student.device) for k, v in batch.items()}
-    lam = lambda_ if mode == "oc_sft" else 0.0
+    lam = s.lambda_ if mode == "oc_sft" else 0.0
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-4)
     gpu = student.device.type == "cuda"
@@ -152,12 +160,12 @@ def measure_step(
 
     def step() -> float:
         with cast():
-            scores = student_scores(
+            scores = student_readout(
                 model,
                 batch,
                 student.grade_token_ids,
                 use_logits_to_keep=student.use_logits_to_keep,
-            )
+            ).scores
         loss = readout_loss(scores, batch["teacher_scores"], batch["candidate_mask"], lam).total
         loss.backward()
         opt.step()
@@ -179,7 +187,7 @@ def measure_step(
         step()
     peak_step = torch.cuda.max_memory_allocated() - before if gpu else sampler.peak - rss_before
     seconds = []
-    for _ in range(repeats):
+    for _ in range(s.repeats):
         t0 = time.perf_counter()
         step()
         seconds.append(time.perf_counter() - t0)
@@ -250,66 +258,47 @@ def _isolated(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def training_step_benchmark(
-    model_name: str = "embedded:smollm2-135m-instruct",
+    model_name: str = StepSettings.model_name,
     *,
-    data_path: str = NOVELEVAL,
-    query_index: int = 0,
-    num_candidates: int = 20,
-    max_passage_chars: int = 300,
-    dtype: str = "auto",
-    lambda_: float = 1.0,
-    repeats: int = 3,
-    lora_r: int = 8,
-    num_threads: int | None = None,
     isolate: bool = True,
     parts: tuple[str, ...] = tuple(PARTS),
     profile: bool = True,
+    **settings: Any,
 ) -> dict[str, Any]:
     """OC-SFT vs single-view steps on the same batch, eager and optimised: times, memory, ratios.
 
+    ``settings`` are the other fields of :class:`StepSettings` (``num_candidates``,
+    ``max_passage_chars``, ``dtype``, ``lambda_``, ``repeats``, ``lora_r``, ``num_threads``, ...).
     Returns ``{<part>: {...}, "time_ratio", "memory_ratio", "goal_ratio", "meets_goal",
     "compiled_speedup", ...}`` with each part (:data:`PARTS`) as :func:`measure_step`; the
     ratios of OC-SFT to single view are those of the eager steps (and ``*_compiled`` of the
     compiled ones when both ran).
     """
-    common: dict[str, Any] = {
-        "model_name": model_name,
-        "data_path": data_path,
-        "query_index": query_index,
-        "num_candidates": num_candidates,
-        "max_passage_chars": max_passage_chars,
-        "dtype": dtype,
-        "lambda_": lambda_,
-        "repeats": repeats,
-        "lora_r": lora_r,
-        "num_threads": num_threads,
-    }
+    s = StepSettings(model_name, **settings)
     out: dict[str, Any] = {
         "model": model_name,
-        "num_candidates": num_candidates,
-        "max_passage_chars": max_passage_chars,
-        "lora_r": lora_r,
-        "lambda": lambda_,
+        "num_candidates": s.num_candidates,
+        "max_passage_chars": s.max_passage_chars,
+        "lora_r": s.lora_r,
+        "lambda": s.lambda_,
         "isolated": isolate,
         "goal_ratio": GOAL_RATIO,
     }
     for name in parts:
         mode, compiled, autocast = PARTS[name]
         kwargs: dict[str, Any] = {
-            **common,
             "mode": mode,
+            "settings": replace(s, dtype="float32") if autocast else s,
             "compile": compiled,
             "autocast": autocast,
             "profile": profile and mode == "oc_sft" and not autocast,
         }
-        if autocast:
-            kwargs["dtype"] = "float32"
         out[name] = _isolated(kwargs) if isolate else measure_step(**kwargs)
         log.info(
             "%s step: %.3f s (median of %d), %.0f tokens/s, +%.0f MB",
             name,
             out[name]["seconds_median"],
-            repeats,
+            s.repeats,
             out[name]["tokens_per_second"],
             out[name]["peak_step_mb"],
         )

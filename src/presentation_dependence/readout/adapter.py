@@ -73,7 +73,8 @@ def adapter_sha256(path: str | Path) -> str:
     return _sha256(folder, stamp)
 
 
-def _forward_takes_logits_to_keep(model: Any) -> bool:
+def takes_logits_to_keep(model: Any) -> bool:
+    """Whether the (base of a peft) ``model``'s forward takes ``logits_to_keep``."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     return "logits_to_keep" in inspect.signature(base.forward).parameters
 
@@ -87,6 +88,6 @@ def attach_adapter(backend: TransformersBackend, path: str | Path) -> Transforme
     backend.model = model
     # PeftModel.forward takes **kwargs and hands them to the base model, which reads
     # logits_to_keep: keep the fast path the base model has.
-    backend.supports_logits_to_keep = _forward_takes_logits_to_keep(model)
+    backend.supports_logits_to_keep = takes_logits_to_keep(model)
     logger.info("attached LoRA adapter %s (sha256 %s)", folder, adapter_sha256(folder)[:16])
     return backend

@@ -133,8 +133,6 @@ class Calibration:
             raise ValueError("calibration: the scores must be finite")
         return np.asarray(np.interp(s, self.knots_x, self.knots_y), dtype=np.float64)
 
-    apply = __call__
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
@@ -164,14 +162,9 @@ IDENTITY = Calibration(CalibrationConfig())
 
 def _merge_ties(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[list[float], list[float]]:
     """One knot per distinct x, at the mean of its y (x sorted, y non-decreasing)."""
-    xs, ys = [], []
-    start = 0
-    for i in range(1, x.size + 1):
-        if i == x.size or x[i] != x[start]:
-            xs.append(float(x[start]))
-            ys.append(float(np.mean(y[start:i])))
-            start = i
-    return xs, ys
+    xs, starts = np.unique(x, return_index=True)
+    ends = [*starts[1:], x.size]
+    return xs.tolist(), [float(np.mean(y[a:b])) for a, b in zip(starts, ends, strict=True)]
 
 
 def fit_calibration(scores: ArrayLike, config: CalibrationConfig | None = None) -> Calibration:

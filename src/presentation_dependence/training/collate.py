@@ -18,6 +18,7 @@ same scores and the consistency term between them is exactly 0.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,11 +60,7 @@ def draw_views(
     """
     rng = rng_from(seed, "views", key, epoch)
     views: list[list[int]] = [] if teacher_order is None else [list(teacher_order)]
-    distinct = 1
-    for k in range(2, n + 1):
-        distinct *= k
-        if distinct >= num_views:
-            break
+    distinct = math.factorial(n)
     while len(views) < num_views:
         cand = [int(i) for i in rng.permutation(n)]
         if cand not in views or len(views) >= distinct:

@@ -27,7 +27,7 @@ label's two-point grade distribution); ``loss.rank_weight`` adds a ListNet term
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ from presentation_dependence.config.loader import load_config
 from presentation_dependence.data import check_loader
 from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import build_dataclass, opt, to_plain
+from presentation_dependence.fields import build_dataclass, opt, opt_factory, to_plain
 from presentation_dependence.rerankers import RERANKERS, RerankerConfig
 from presentation_dependence.rerankers.base import reranker_block
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
@@ -86,22 +86,17 @@ class SilverConfig:
     """Where the silver labels are and how they are made (``scripts/train/make_silver.py``)."""
 
     path: str = opt("runs/self-distill/silver/silver.jsonl", "the silver JSONL file")
-    teacher: dict[str, Any] = field(
-        default_factory=_default_grade_block,
-        metadata={"help": "the teacher: any registered reranker block"},
+    teacher: dict[str, Any] = opt_factory(
+        _default_grade_block, "the teacher: any registered reranker block"
     )
     num_orders: int = opt(10, "T presentations per query scored by the teacher (seeded)")
     seed: int = opt(0, "orders = default_rng([seed, crc32(qid)]) permutations, as BSC draws")
     include_given_order: bool = opt(False, "make the first teacher order the given order")
-    data: list[DataConfig] = field(
-        default_factory=list, metadata={"help": "the training queries: a list of data blocks"}
-    )
-    calibration: CalibrationConfig = field(
-        default_factory=CalibrationConfig,
-        metadata={
-            "help": "the teacher-to-grade map of the labels (training/calibration.py): identity "
-            "for a teacher on the 0..3 scale, cdf for a similarity teacher (E5, MiniLM)"
-        },
+    data: list[DataConfig] = opt_factory(list, "the training queries: a list of data blocks")
+    calibration: CalibrationConfig = opt_factory(
+        CalibrationConfig,
+        "the teacher-to-grade map of the labels (training/calibration.py): identity "
+        "for a teacher on the 0..3 scale, cdf for a similarity teacher (E5, MiniLM)",
     )
 
     def __post_init__(self) -> None:
@@ -165,9 +160,8 @@ class LoraOptions:
     dropout: float = opt(
         0.0, "dropout on the LoRA branch while training (0: the consistency term sees order only)"
     )
-    target_modules: list[str] = field(
-        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
-        metadata={"help": "module names that get an adapter"},
+    target_modules: list[str] = opt_factory(
+        lambda: ["q_proj", "k_proj", "v_proj", "o_proj"], "module names that get an adapter"
     )
 
     def __post_init__(self) -> None:
@@ -219,21 +213,15 @@ class PropensityOptions:
 class SplitsConfig:
     """Query sets that must stay apart from training (docs/EVAL-PROTOCOL.md, λ selection)."""
 
-    test: list[DataConfig] = field(
-        default_factory=list, metadata={"help": "the test queries (never trained or selected on)"}
-    )
-    heldout: list[DataConfig] = field(
-        default_factory=list, metadata={"help": "the held-out queries λ is selected on"}
-    )
+    test: list[DataConfig] = opt_factory(list, "the test queries (never trained or selected on)")
+    heldout: list[DataConfig] = opt_factory(list, "the held-out queries λ is selected on")
 
 
 @dataclass(frozen=True)
 class SelectionOptions:
     """The ``selection`` block: the λ grid and how one is chosen (``select_lambda.py``)."""
 
-    lambdas: list[float] = field(
-        default_factory=lambda: [0.3, 1.0, 3.0], metadata={"help": "the λ grid (each > 0)"}
-    )
+    lambdas: list[float] = opt_factory(lambda: [0.3, 1.0, 3.0], "the λ grid (each > 0)")
     criterion: Literal["ndcg_mean", "tau_psi"] = opt(
         "ndcg_mean",
         "ndcg_mean: highest mean nDCG@k over shuffled presentations; tau_psi: lowest τ-PSI",
@@ -262,16 +250,12 @@ class TrainingConfig:
     variant: Variant = opt("oc_sft", "single_order | order_averaged | perm_aug | oc_sft")
     seed: int = opt(0, "seed of the views, the LoRA init and the data order")
     output_dir: str = opt("", "checkpoint folder; empty = runs/self-distill/<id>")
-    student: dict[str, Any] = field(
-        default_factory=_default_grade_block,
-        metadata={
-            "help": "the reranker block the student is trained as and served as (a GradeReranker family "
-            "class); its dtype is the training dtype (auto: bfloat16 on GPU, the CPU default on CPU)"
-        },
+    student: dict[str, Any] = opt_factory(
+        _default_grade_block,
+        "the reranker block the student is trained as and served as (a GradeReranker family "
+        "class); its dtype is the training dtype (auto: bfloat16 on GPU, the CPU default on CPU)",
     )
-    silver: SilverConfig = field(
-        default_factory=SilverConfig, metadata={"help": "the silver labels"}
-    )
+    silver: SilverConfig = opt_factory(SilverConfig, "the silver labels")
     teacher_orders: int = opt(1, "T: labels = mean of the silver's first T teacher orders")
     views: int = opt(1, "presentations of each query per step")
     view_orders: Literal["shuffle", "teacher", "balanced"] = opt(
@@ -281,24 +265,19 @@ class TrainingConfig:
         "so each candidate visits V evenly spaced slot regions",
     )
     lambda_: float = opt(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
-    train: OptimOptions = field(default_factory=OptimOptions, metadata={"help": "optimisation"})
-    loss: LossOptions = field(default_factory=LossOptions, metadata={"help": "the loss terms"})
+    train: OptimOptions = opt_factory(OptimOptions, "optimisation")
+    loss: LossOptions = opt_factory(LossOptions, "the loss terms")
     finetune: Literal["lora", "full"] = opt(
         "lora",
         "lora: train a LoRA adapter (the lora block); full: train every weight of the base "
         "model (saved as a model folder; keep the student dtype float32 for AdamW)",
     )
-    lora: LoraOptions = field(default_factory=LoraOptions, metadata={"help": "LoRA"})
-    propensity: PropensityOptions = field(
-        default_factory=PropensityOptions,
-        metadata={"help": "slot propensities (debias_first only)"},
+    lora: LoraOptions = opt_factory(LoraOptions, "LoRA")
+    propensity: PropensityOptions = opt_factory(
+        PropensityOptions, "slot propensities (debias_first only)"
     )
-    splits: SplitsConfig = field(
-        default_factory=SplitsConfig, metadata={"help": "test and held-out queries"}
-    )
-    selection: SelectionOptions = field(
-        default_factory=SelectionOptions, metadata={"help": "λ selection"}
-    )
+    splits: SplitsConfig = opt_factory(SplitsConfig, "test and held-out queries")
+    selection: SelectionOptions = opt_factory(SelectionOptions, "λ selection")
 
     def __post_init__(self) -> None:
         _positive("seed", self.seed, minimum=0)
@@ -365,9 +344,6 @@ class TrainingConfig:
     @property
     def resolved_output_dir(self) -> Path:
         return Path(self.output_dir or f"runs/self-distill/{self.id or 'student'}")
-
-    def with_changes(self, **changes: Any) -> TrainingConfig:
-        return replace(self, **changes)
 
     def to_plain(self) -> dict[str, Any]:
         d: dict[str, Any] = to_plain(self)

@@ -21,12 +21,15 @@ from typing import Any
 
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.readout.adapter import adapter_sha256
-from presentation_dependence.rerankers import build_reranker
-from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.training.config import TrainingConfig
-from presentation_dependence.training.lambda_select import evaluate_heldout, load_heldout
+from presentation_dependence.training.lambda_select import (
+    cached,
+    evaluate_heldout,
+    student_reranker,
+)
 from presentation_dependence.training.resume import train_record
+from presentation_dependence.training.splits import load_queries
 
 __all__ = ["checkpoint_adapters", "learning_curve_points"]
 
@@ -64,7 +67,7 @@ def learning_curve_points(
 ) -> list[dict[str, Any]]:
     """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable)."""
     out = cfg.resolved_output_dir
-    heldout = load_heldout(cfg.splits.heldout)[:max_queries]
+    heldout = load_queries(cfg.splits.heldout)[:max_queries]
     points: list[dict[str, Any]] = []
     cache = out / "curve"
     cache.mkdir(parents=True, exist_ok=True)
@@ -76,29 +79,24 @@ def learning_curve_points(
             "seed": seed,
             "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],
         }
-        path = cache / f"step-{step:06d}.json"
-        if path.is_file():
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            if saved.get("key") == key:
-                points.append(saved["point"])
-                continue
-        block = dict(cfg.student)
-        if adapter is not None:
-            block["adapter_path"] = str(adapter)
-        rc = RerankerConfig.from_raw(block)
-        reranker = build_reranker(rc.reranker_class, rc.options)
-        result = evaluate_heldout(reranker, heldout, num_presentations=num_presentations, seed=seed)
-        clear_model_cache()
-        point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
-        atomic_write_text(path, json.dumps({"key": key, "point": point}, indent=1) + "\n")
-        log.info(
-            "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
-            cfg.id,
-            step,
-            point["ndcg_mean"],
-            point["tau_psi"],
-            point["num_queries"],
-        )
-        points.append(point)
+
+        def measure(step: int = step, adapter: Path | None = adapter) -> dict[str, Any]:
+            reranker = student_reranker(cfg, adapter)
+            result = evaluate_heldout(
+                reranker, heldout, num_presentations=num_presentations, seed=seed
+            )
+            clear_model_cache()
+            point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
+            log.info(
+                "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
+                cfg.id,
+                step,
+                point["ndcg_mean"],
+                point["tau_psi"],
+                point["num_queries"],
+            )
+            return point
+
+        points.append(cached(cache / f"step-{step:06d}.json", key, "point", measure))
     atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
     return points

@@ -94,21 +94,14 @@ def propensities_from_psi(psi_dir: str | Path) -> np.ndarray:
             "queries and point propensity.psi_dir at DIR"
         )
     with np.load(path, allow_pickle=False) as z:
-        variant = z["variant"]
-        slot = z["slot"]
-        score = z["score"]
-        chunk = z["chunk"]
+        variant, slot, score, chunk = (z[k] for k in ("variant", "slot", "score", "chunk"))
     keep = variant != "same_order"
     if not keep.any():
         raise ConfigError(f"{path}: holds no shuffled presentations (only the same-order null)")
     # slots are 1-based within a chunk; chunks of one size only (the readout's B)
-    slots0 = slot[keep].astype(np.int64) - 1
-    if np.unique(chunk[keep]).size > 1:
-        first = chunk[keep] == chunk[keep].min()
-        slots0, scores = slots0[first], score[keep][first]
-    else:
-        scores = score[keep]
-    return slot_propensities(slots0, scores, int(slots0.max()) + 1)
+    first = keep & (chunk == chunk[keep].min())
+    slots0 = slot[first].astype(np.int64) - 1
+    return slot_propensities(slots0, score[first], int(slots0.max()) + 1)
 
 
 def balanced_views(n: int, num_views: int, *, seed: int, key: str, epoch: int) -> np.ndarray:

@@ -49,8 +49,6 @@ __all__ = ["ProbeConfig", "ladder_table", "load_ladder", "run_probe", "verdict"]
 
 log = logging.getLogger(__name__)
 
-ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-
 
 @dataclass(frozen=True)
 class ProbeConfig:
@@ -102,7 +100,7 @@ def _example(req: RerankRequest, qrels: Qrels, view: np.ndarray, kind: str) -> T
     )
 
 
-def _view(cfg: ProbeConfig, req: RerankRequest, seed: int, epoch: int, fixed: bool) -> np.ndarray:
+def _view(req: RerankRequest, seed: int, epoch: int, fixed: bool) -> np.ndarray:
     n = len(req.candidates)
     if fixed:
         return np.arange(n)[None]
@@ -144,7 +142,7 @@ def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
             mse, nd, spread = [], [], []
             with torch.no_grad():
                 for req in reqs:
-                    view = _view(cfg, req, cfg.eval_seed, 0, fixed=cfg.views == "fixed")
+                    view = _view(req, cfg.eval_seed, 0, fixed=cfg.views == "fixed")
                     ex = _example(req, qrels, view, cfg.labels)
                     batch = collate([ex])
                     ro = student_readout(model, batch, student.grade_token_ids)
@@ -182,7 +180,7 @@ def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
         for req in train:
             if step >= cfg.steps:
                 break
-            view = _view(cfg, req, cfg.seed, epoch, fixed=cfg.views == "fixed")
+            view = _view(req, cfg.seed, epoch, fixed=cfg.views == "fixed")
             batch = collate([_example(req, train_qrels, view, cfg.labels)])
             ro = student_readout(model, batch, student.grade_token_ids)
             parts = readout_loss(
@@ -242,11 +240,8 @@ def constant_mse(cfg: ProbeConfig, split: str = "train") -> float:
     path = cfg.train_path if split == "train" else cfg.heldout_path
     n = cfg.n_train if split == "train" else cfg.n_heldout
     reqs, qrels = read_fixture(path)
-    out = []
-    for req in list(reqs)[:n]:
-        view = np.arange(len(req.candidates))[None]
-        out.append(float(np.var(_labels(req, qrels, view[0], cfg.labels))))
-    return float(np.mean(out))
+    given = [_labels(r, qrels, np.arange(len(r.candidates)), cfg.labels) for r in list(reqs)[:n]]
+    return float(np.mean([float(np.var(labels)) for labels in given]))
 
 
 def verdict(first: dict[str, Any], last: dict[str, Any], const: float) -> str:

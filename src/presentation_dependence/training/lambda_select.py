@@ -19,49 +19,43 @@ import gc
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from presentation_dependence.config.robustness_config import RobustnessConfig
-from presentation_dependence.data import load_dataset
-from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.readout.adapter import adapter_sha256
-from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.robustness.analysis import query_metrics
 from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet, read_silver
-from presentation_dependence.training.splits import check_disjoint, load_split
+from presentation_dependence.training.splits import (
+    JudgedQuery,
+    check_disjoint,
+    load_queries,
+    load_split,
+)
 
 __all__ = ["choose_lambda", "evaluate_heldout", "run_lambda_selection"]
 
 log = logging.getLogger(__name__)
 
-HeldoutQuery = tuple[str, RerankRequest, dict[str, int]]  # (source, request, qrels of the query)
-
-
-def load_heldout(blocks: Sequence[DataConfig]) -> list[HeldoutQuery]:
-    out: list[HeldoutQuery] = []
-    for block in blocks:
-        ds = load_dataset(block)
-        judged = ds.qrels.judgements if ds.qrels is not None else {}
-        out += [(ds.name, r, dict(judged.get(r.query.qid, {}))) for r in ds.requests]
-    return out
-
 
 def evaluate_heldout(
     reranker: Reranker,
-    heldout: Sequence[HeldoutQuery],
+    heldout: Sequence[JudgedQuery],
     *,
     num_presentations: int,
     seed: int,
@@ -95,7 +89,8 @@ def choose_lambda(curve: Sequence[dict[str, Any]], criterion: str) -> float:
     return float(best["lambda"])
 
 
-def _student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
+def student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
+    """The reranker of ``cfg``'s student block, serving ``adapter`` (None: the base model)."""
     block = dict(cfg.student)
     if adapter is not None:
         block["adapter_path"] = str(adapter)
@@ -103,23 +98,16 @@ def _student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
     return build_reranker(rc.reranker_class, rc.options)
 
 
-def _cached_eval(
-    path: Path, key: dict[str, Any], reranker: Reranker, heldout: Sequence[HeldoutQuery]
-) -> dict[str, Any]:
-    """:func:`evaluate_heldout`, reused from ``path`` when it was made with the same ``key``."""
+def cached(path: Path, key: dict[str, Any], name: str, make: Callable[[], Any]) -> Any:
+    """``make()``, reused from ``path`` when it was made with the same ``key``; a new value is
+    stored there as ``{"key": key, name: value}``."""
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("key") == key:
-            return dict(saved["result"])
-    result = evaluate_heldout(
-        reranker,
-        heldout,
-        num_presentations=key["num_presentations"],
-        seed=key["seed"],
-        ndcg_k=key["ndcg_k"],
-    )
-    atomic_write_text(path, json.dumps({"key": key, "result": result}, indent=1) + "\n")
-    return result
+            return saved[name]
+    value = make()
+    atomic_write_text(path, json.dumps({"key": key, name: value}, indent=1) + "\n")
+    return value
 
 
 def _markdown(result: dict[str, Any]) -> str:
@@ -151,7 +139,6 @@ def run_lambda_selection(
     silver: SilverSet | None = None,
 ) -> dict[str, Any]:
     """Check the splits, train one OC-SFT student per λ, score them on held-out, choose."""
-    from presentation_dependence.training.resume import train_record
     from presentation_dependence.training.trainer import train_student
 
     if cfg.variant != "oc_sft":
@@ -163,7 +150,7 @@ def run_lambda_selection(
         raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
     if not cfg.splits.test:
         raise ConfigError("splits.test is empty: name the test queries so overlap can be refused")
-    heldout = load_heldout(cfg.splits.heldout)
+    heldout = load_queries(cfg.splits.heldout)
     refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
     test = load_split(cfg.splits.test)
     check_disjoint("held-out queries", refs, "test", test)
@@ -175,24 +162,25 @@ def run_lambda_selection(
     out = Path(out_dir)
     evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
     key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
-    base_result = _cached_eval(
-        out / "base_heldout_eval.json", key, _student_reranker(cfg, None), heldout
-    )
+
+    def evaluate_student(adapter: Path | None = None) -> dict[str, Any]:
+        return evaluate_heldout(student_reranker(cfg, adapter), heldout, **evaluate)
+
+    base_result = cached(out / "base_heldout_eval.json", key, "result", evaluate_student)
     base = {"lambda": None, **base_result}
     clear_model_cache()
     curve: list[dict[str, Any]] = []
     for lam in sel.lambdas:
-        sub = cfg.with_changes(lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
+        sub = replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
         if not train_student(sub, argv=argv, silver=silver).skipped:  # skipped: reused
             gc.collect()
         prov = train_record(sub.resolved_output_dir) or {}
         adapter = sub.resolved_output_dir / "adapter"
-        sub_key = {**key, "adapter_sha256": adapter_sha256(adapter)}
-        evaluated = _cached_eval(
+        evaluated = cached(
             sub.resolved_output_dir / "heldout_eval.json",
-            sub_key,
-            _student_reranker(cfg, adapter),
-            heldout,
+            {**key, "adapter_sha256": adapter_sha256(adapter)},
+            "result",
+            partial(evaluate_student, adapter),
         )
         row = {
             "lambda": float(lam),

@@ -1,6 +1,6 @@
 """The student: base model + fresh LoRA adapter, its prompt builder, and its differentiable readout.
 
-:func:`student_scores` is the readout of ``docs/SCORING.md`` with gradients: logits are computed
+:func:`student_readout` is the readout of ``docs/SCORING.md`` with gradients: logits are computed
 at the readout positions only (``logits_to_keep`` = the sorted union of the batch's positions),
 the four grade logits are softmaxed in float32, and E[g] = Σ g·P(g) is scattered from slots back
 to candidates, so ``scores[q, v, d]`` is candidate d's score in view v of query q.
@@ -12,7 +12,6 @@ Speed: the student block's ``attn_implementation`` (default ``sdpa``) and ``comp
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ import torch
 
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.optional import import_optional
+from presentation_dependence.readout.adapter import takes_logits_to_keep
 from presentation_dependence.readout.backend import dtype_name, resolve_device, resolve_dtype
 from presentation_dependence.readout.prompt import PromptBuilder, get_template
 from presentation_dependence.readout.speed import LayerCompiler, resolve_compile
@@ -35,8 +35,6 @@ __all__ = [
     "StudentReadout",
     "load_student",
     "student_readout",
-    "student_scores",
-    "takes_logits_to_keep",
 ]
 
 log = logging.getLogger(__name__)
@@ -82,11 +80,6 @@ class Student:
             "compiled": self.compiled,
             "parameters": self.parameter_counts(),
         }
-
-
-def takes_logits_to_keep(model: Any) -> bool:
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return "logits_to_keep" in inspect.signature(base.forward).parameters
 
 
 def load_student(
@@ -245,16 +238,3 @@ def student_readout(
     return StudentReadout(
         scores=aligned[view_rows], log_probs=aligned_lp[:, :n][view_rows], slots=slots[view_rows]
     )
-
-
-def student_scores(
-    model: Any,
-    batch: Mapping[str, torch.Tensor],
-    grade_token_ids: Sequence[int],
-    *,
-    use_logits_to_keep: bool = True,
-) -> torch.Tensor:
-    """E[g] per candidate and view, (Q, V, N), differentiable; padding columns are 0."""
-    return student_readout(
-        model, batch, grade_token_ids, use_logits_to_keep=use_logits_to_keep
-    ).scores

@@ -79,25 +79,17 @@ def _bm25_source(name: str, folder: Path, top_k: int) -> PoolSource:
     return PoolSource(name, tuple(requests), Qrels(judged))
 
 
-def _hotpotqa(path: Path) -> PoolSource:
-    data = read_hotpotqa(path)
-    return PoolSource("hotpotqa", data.requests, data.qrels)
-
-
-def _noveleval(path: Path) -> PoolSource:
-    requests, qrels = read_fixture(path)
-    return PoolSource("noveleval", tuple(requests), qrels)
-
-
 def load_sources(shared: Path, noveleval: Path, top_k: int) -> list[PoolSource]:
     """Every pool source read from ``shared`` (and the committed NovelEval fixture)."""
+    hotpot = read_hotpotqa(
+        shared / "hotpotqa-distractor-dev500" / "hotpotqa_dev_distractor_500.ircot_format.jsonl"
+    )
+    novel_requests, novel_qrels = read_fixture(noveleval)
     return [
-        _hotpotqa(
-            shared / "hotpotqa-distractor-dev500" / "hotpotqa_dev_distractor_500.ircot_format.jsonl"
-        ),
+        PoolSource("hotpotqa", hotpot.requests, hotpot.qrels),
         _bm25_source("scifact", shared / "beir-scifact", top_k),
         _bm25_source("vaswani", shared / "vaswani-npl" / "beir", top_k),
-        _noveleval(noveleval),
+        PoolSource("noveleval", tuple(novel_requests), novel_qrels),
     ]
 
 

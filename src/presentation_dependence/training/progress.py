@@ -139,4 +139,3 @@ class ProgressLog(TrainerCallback):
     def _append(self, rec: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, default=str) + "\n")
-            fh.flush()

@@ -70,7 +70,6 @@ from presentation_dependence.runners.stage import (
     run_stage,
 )
 from presentation_dependence.training.calibration import (
-    IDENTITY,
     Calibration,
     CalibrationConfig,
     fit_calibration,
@@ -148,11 +147,6 @@ def _requests(cfg: SilverConfig) -> tuple[list[tuple[str, RerankRequest]], dict[
     return out, judgements
 
 
-def _calibration_of(header: Mapping[str, Any]) -> CalibrationConfig:
-    raw = header.get("calibration")
-    return IDENTITY.config if raw is None else Calibration.from_dict(raw).config
-
-
 def _fit(queries: Iterable[SilverQuery], config: CalibrationConfig) -> Calibration:
     """The map fitted on every raw teacher score of the file (all stored orders)."""
     scores = [q.order_scores.ravel() for q in queries]
@@ -198,9 +192,9 @@ def generate_silver(
     path = Path(cfg.path)
     key = _config_key(cfg)
     if path.exists() and not force:
-        header = read_silver(path).headers[0]
-        if header.get("config") == key:
-            if _calibration_of(header) != cfg.calibration:
+        stored = read_silver(path)
+        if stored.headers[0].get("config") == key:
+            if stored.queries[0].calibration.config != cfg.calibration:
                 return _recalibrate(path, cfg.calibration)
             log.info("%s already holds these silver labels; --force remakes them", path)
             return path

@@ -65,16 +65,12 @@ def silver_quality(
             skipped += 1
             continue
         per_source.setdefault(q.source, []).append(_query(q, judged, k))
+    every = [r for v in per_source.values() for r in v]
+    groups = {**per_source, "all": every} if every else per_source
     rows = {
         src: {"queries": len(v), **{m: float(np.nanmean([r[m] for r in v])) for m in v[0]}}
-        for src, v in per_source.items()
+        for src, v in groups.items()
     }
-    every = [r for v in per_source.values() for r in v]
-    if every:
-        rows["all"] = {
-            "queries": len(every),
-            **{m: float(np.nanmean([r[m] for r in every])) for m in every[0]},
-        }
     return {"k": k, "skipped_unjudged": skipped, "sources": rows}
 
 

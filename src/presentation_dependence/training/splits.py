@@ -15,10 +15,12 @@ from typing import Literal
 from presentation_dependence.data import load_dataset
 from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.records import RerankRequest
 
 __all__ = ["QueryRef", "SplitOverlapError", "check_disjoint", "load_split", "normalise_query"]
 
 QueryRef = tuple[str, str, str]  # (source, qid, text)
+JudgedQuery = tuple[str, RerankRequest, dict[str, int]]  # (source, request, qrels of the query)
 
 
 class SplitOverlapError(ConfigError):
@@ -29,13 +31,19 @@ def normalise_query(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def load_split(blocks: Sequence[DataConfig]) -> list[QueryRef]:
-    """``(source, qid, text)`` of every query the data blocks give."""
-    out: list[QueryRef] = []
+def load_queries(blocks: Sequence[DataConfig]) -> list[JudgedQuery]:
+    """``(source, request, judgements)`` of every query the data blocks give."""
+    out: list[JudgedQuery] = []
     for block in blocks:
         ds = load_dataset(block)
-        out += [(ds.name, r.query.qid, r.query.text) for r in ds.requests]
+        judged = ds.qrels.judgements if ds.qrels is not None else {}
+        out += [(ds.name, r, dict(judged.get(r.query.qid, {}))) for r in ds.requests]
     return out
+
+
+def load_split(blocks: Sequence[DataConfig]) -> list[QueryRef]:
+    """``(source, qid, text)`` of every query the data blocks give."""
+    return [(s, r.query.qid, r.query.text) for s, r, _ in load_queries(blocks)]
 
 
 def overlaps(
@@ -43,9 +51,7 @@ def overlaps(
 ) -> list[tuple[QueryRef, QueryRef, str]]:
     """Every pair (query of a, query of b, reason) that overlaps."""
     by_text: dict[str, QueryRef] = {normalise_query(t): (s, q, t) for s, q, t in b}
-    by_qid: dict[tuple[str, ...], QueryRef] = {}
-    for s, q, t in b:
-        by_qid[(q,) if qid_scope == "any" else (s, q)] = (s, q, t)
+    by_qid = {((q,) if qid_scope == "any" else (s, q)): (s, q, t) for s, q, t in b}
     found = []
     for ref in a:
         s, q, t = ref

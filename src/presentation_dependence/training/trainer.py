@@ -242,6 +242,8 @@ class TrainOutcome:
     ``skipped``: the folder held this config's finished student and nothing ran (``student``
     and ``trainer`` are None). ``resumed_from_step``: the checkpoint step training resumed at.
     ``train_loss`` is the mean loss over every step of the run, resumed or not.
+    ``is_main_process``: the Trainer's world process zero (the launcher's ``RANK`` 0 when
+    nothing ran).
     """
 
     output_dir: Path
@@ -251,14 +253,9 @@ class TrainOutcome:
     log_history: list[dict[str, Any]]
     student: Student | None
     trainer: ReadoutTrainer | None
+    is_main_process: bool
     skipped: bool = False
     resumed_from_step: int | None = None
-
-    @property
-    def is_main_process(self) -> bool:
-        if self.trainer is not None:
-            return bool(self.trainer.is_world_process_zero())
-        return int(os.environ.get("RANK", "0")) == 0
 
 
 def _save(
@@ -313,6 +310,7 @@ def train_student(
     (which discards them). ``callbacks`` are added to the Trainer's, after this module's.
     """
     out = cfg.resolved_output_dir
+    main = int(os.environ.get("RANK", "0")) == 0
     if not restart:
         prov = finished_provenance(out, cfg)  # refuses another config before anything loads
         if prov is not None:
@@ -324,9 +322,9 @@ def train_student(
                 log_history=list(prov.get("log_history", [])),
                 student=None,
                 trainer=None,
+                is_main_process=main,
                 skipped=True,
             )
-    main = int(os.environ.get("RANK", "0")) == 0
     with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
         return _train(cfg, argv, silver, student, restart, callbacks)
 
@@ -487,5 +485,6 @@ def _train(
         log_history=history,
         student=student,
         trainer=trainer,
+        is_main_process=bool(trainer.is_world_process_zero()),
         resumed_from_step=resumed_step,
     )
