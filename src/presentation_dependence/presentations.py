@@ -2,7 +2,7 @@
 
 A presentation is an int array ``perm`` of length n: slot ``j`` of the presented list shows
 input candidate ``perm[j]`` (input = first-stage order). Every draw comes from
-:func:`presentation_rng`, ``named_rng(seed, *stream)``, so a query's presentations do not
+``seeding.named_rng(seed, *stream)``, so a query's presentations do not
 depend on the order queries are processed in, on sharding, or on other draws. Two streams exist:
 
 * a named perturbation (:data:`PERTURBATIONS`, :func:`draw_presentations`): stream
@@ -40,7 +40,6 @@ __all__ = [
     "PresentationScores",
     "draw_orders",
     "draw_presentations",
-    "presentation_rng",
     "same_order",
     "score_presentation",
     "score_presentations",
@@ -59,12 +58,6 @@ class PerturbationContext:
 Perturbation = Callable[[int, int, np.random.Generator, PerturbationContext], np.ndarray]
 PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
 NULL = "same_order"  # the variant name of the same-order null (PSI, QA)
-
-
-def presentation_rng(seed: int, *stream: str) -> np.random.Generator:
-    """The generator of one stream of presentations: ``default_rng([seed, crc32(s) ...])``,
-    ``stream`` = ``(perturbation, qid)`` or ``(qid,)`` (see the module doc)."""
-    return named_rng(seed, *stream)
 
 
 def same_order(n: int, m: int) -> np.ndarray:
@@ -162,10 +155,10 @@ def draw_presentations(
 ) -> np.ndarray:
     """The (M', n) presentations of perturbation ``name`` for one query; each row a permutation.
 
-    Drawn from ``presentation_rng(seed, *stream)``, ``stream`` = ``(name, qid)`` by default.
+    Drawn from ``named_rng(seed, *stream)``, ``stream`` = ``(name, qid)`` by default.
     """
     ctx = ctx if ctx is not None else PerturbationContext(np.zeros(n, dtype=np.int64))
-    rng = presentation_rng(seed, *(stream if stream is not None else (name, qid)))
+    rng = named_rng(seed, *(stream if stream is not None else (name, qid)))
     perms = np.asarray(PERTURBATIONS.get(name)(n, m, rng, ctx))
     if perms.ndim != 2 or perms.shape[1] != n:
         raise RuntimeError(f"perturbation {name} returned shape {perms.shape} for n={n}")

@@ -3,27 +3,8 @@
 from presentation_dependence.data import (
     extra_loaders,  # noqa: F401  (IrDatasets, Parquet)
     hotpotqa,  # noqa: F401  (registers HotpotQALoader)
+    loaders,
 )
-from presentation_dependence.data.loaders import (
-    LOADERS,
-    BeirLoader,
-    Dataset,
-    FixtureLoader,
-    Loader,
-    RankLLMJsonLoader,
-    TrecRunLoader,
-    check_loader,
-    load_dataset,
-)
+from presentation_dependence.data.loaders import *  # noqa: F403  (the package's names)
 
-__all__ = [
-    "LOADERS",
-    "BeirLoader",
-    "Dataset",
-    "FixtureLoader",
-    "Loader",
-    "RankLLMJsonLoader",
-    "TrecRunLoader",
-    "check_loader",
-    "load_dataset",
-]
+__all__ = loaders.__all__

@@ -38,7 +38,7 @@ from presentation_dependence.qa.analysis import analyse_qa
 from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_config
 from presentation_dependence.qa.scoring import best_em_f1
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.robustness.store import candidate_grades
+from presentation_dependence.robustness.store import candidate_grades, ideal_grades
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY, resolved_data_paths
 from presentation_dependence.runners.run_folder import safe_file_stem
 from presentation_dependence.runners.stage import (
@@ -93,41 +93,6 @@ class QARunner(StageCommand):
         ans = self.reader.read(req.query.text, [req.candidates[i].text for i in idx])
         em, f1 = best_em_f1(ans.answer, golds)
         return {**ans.to_dict(), "em": em, "f1": f1}
-
-    def _question(
-        self, req: RerankRequest, grades: np.ndarray, ideal: list[int], golds: Sequence[str]
-    ) -> dict[str, Any]:
-        n = len(req.candidates)
-        docids = [c.docid for c in req.candidates]
-        t0 = time.perf_counter()
-        variants: dict[str, list[dict[str, Any]]] = {}
-        for name, perms in self.presentations(req, grades).items():
-            ps = score_presentations(self.reranker, req.query, req.candidates, perms)
-            rows = []
-            for p, perm in enumerate(perms):
-                idx = self._retain(ps.scores[p])
-                rows.append(
-                    {
-                        "perm": [int(i) for i in perm],
-                        "scores": [float(s) for s in ps.scores[p]],
-                        "retained": [docids[i] for i in idx],
-                        "forward_passes": int(ps.forward_passes[p]),
-                        "prompt_tokens": int(ps.prompt_tokens[p]),
-                        **self._read(req, idx, golds),
-                    }
-                )
-            variants[name] = rows
-        return {
-            "qid": req.query.qid,
-            "question": req.query.text,
-            "answers": list(golds),
-            "docids": docids,
-            "grades": [int(g) for g in grades],
-            "ideal_grades": ideal,
-            "control": {"retained": docids, **self._read(req, list(range(n)), golds)},
-            "variants": variants,
-            "seconds": round(time.perf_counter() - t0, 3),
-        }
 
     def _freeze_reader(self) -> None:
         """``qa/reader.json``: the reader config as run; a folder refuses another reader."""
@@ -274,11 +239,40 @@ class QAStage:
         return None
 
     def compute(self, req: RerankRequest) -> dict[str, Any]:
+        runner = self.runner
         qid = req.query.qid
-        ideal = sorted(self.qrels.judgements.get(qid, {}).values(), reverse=True)
-        rec = self.runner._question(
-            req, self.grades[qid], [int(g) for g in ideal], self.answers[qid]
-        )
+        grades = self.grades[qid]
+        golds = self.answers[qid]
+        docids = [c.docid for c in req.candidates]
+        t0 = time.perf_counter()
+        variants: dict[str, list[dict[str, Any]]] = {}
+        for name, perms in runner.presentations(req, grades).items():
+            ps = score_presentations(runner.reranker, req.query, req.candidates, perms)
+            rows = []
+            for p, perm in enumerate(perms):
+                idx = runner._retain(ps.scores[p])
+                rows.append(
+                    {
+                        "perm": [int(i) for i in perm],
+                        "scores": [float(s) for s in ps.scores[p]],
+                        "retained": [docids[i] for i in idx],
+                        "forward_passes": int(ps.forward_passes[p]),
+                        "prompt_tokens": int(ps.prompt_tokens[p]),
+                        **runner._read(req, idx, golds),
+                    }
+                )
+            variants[name] = rows
+        rec = {
+            "qid": qid,
+            "question": req.query.text,
+            "answers": list(golds),
+            "docids": docids,
+            "grades": [int(g) for g in grades],
+            "ideal_grades": ideal_grades(qid, self.qrels).tolist(),
+            "control": {"retained": docids, **runner._read(req, range(len(docids)), golds)},
+            "variants": variants,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
         log.debug("question %s: %.1f s", qid, rec["seconds"])
         return rec
 

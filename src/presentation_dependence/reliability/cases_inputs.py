@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest.mock import patch
 
 import presentation_dependence.runners as runners
 from presentation_dependence.io.fixture import read_fixture, write_fixture
@@ -146,23 +148,21 @@ def _eval_missing_vs_unfinished(root: Path) -> str:
 def _internal_error(root: Path) -> str:
     ws = Workspace(root)
     (root / "r").mkdir()
-    real = runners.EvalManager.evaluate
 
     def bug(self: object) -> dict[str, object]:
         raise ZeroDivisionError("division by zero")
 
-    runners.EvalManager.evaluate = bug  # type: ignore[method-assign]
-    try:
+    with patch.object(runners.EvalManager, "evaluate", bug):
         rc, log = ws.cli("eval", "--run-dir", str(root / "r"))
-    finally:
-        runners.EvalManager.evaluate = real  # type: ignore[method-assign]
     expect(rc == 3 and "internal error" in log and "Traceback" not in log, f"exit {rc}: {log}")
     return "exit 3, one line naming the error and --debug; no traceback"
 
 
-def judge_config(root: Path, **blocks: object) -> Path:
+def judge_config(root: Path, rows: list[dict[str, Any]] | None = None, **blocks: object) -> Path:
+    """``root/judge.yaml`` judging ``rows`` (default: 4 two-response items) with the scripted
+    judge, plus ``blocks``."""
     items = root / "items.jsonl"
-    rows = [
+    rows = rows or [
         {"id": f"i{i}", "prompt": "p", "responses": ["a", "b"], "labels": [True, False]}
         for i in range(4)
     ]

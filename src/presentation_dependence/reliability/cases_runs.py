@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import re
@@ -11,12 +12,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.runner import run_judge_task
 from presentation_dependence.judge.scripted import ScriptedJudge
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.reliability import Case
+from presentation_dependence.reliability.cases_inputs import judge_config
 from presentation_dependence.reliability.workspace import Workspace, expect
 from presentation_dependence.rerankers.api_teacher import (
     ApiRequestError,
@@ -76,7 +79,6 @@ def _kill_after(k: int) -> Callable[[Path], str]:
 
 def _judge_killed(root: Path) -> str:
     ws = Workspace(root)
-    items = root / "items.jsonl"
     rows = [
         {
             "id": f"i{i:02d}",
@@ -86,17 +88,7 @@ def _judge_killed(root: Path) -> str:
         }
         for i in range(10)
     ]
-    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    cfg = root / "judge.yaml"
-    cfg.write_text(
-        json.dumps(
-            {
-                "data": {"dataset": "jsonl", "path": str(items)},
-                "judge": {"judge_class": "scripted"},
-                "placement": {"mode": "cyclic"},
-            }
-        )
-    )
+    cfg = judge_config(root, rows, placement={"mode": "cyclic"})
     rc, _ = ws.cli("judge", str(cfg), "--out", str(root / "ref"))
     real, calls = ScriptedJudge.judge, []
 
@@ -106,13 +98,8 @@ def _judge_killed(root: Path) -> str:
             raise KeyboardInterrupt  # the process dies while judging the 4th item
         return real(self, requests, **kw)
 
-    ScriptedJudge.judge = dies  # type: ignore[method-assign]
-    try:
+    with patch.object(ScriptedJudge, "judge", dies), contextlib.suppress(KeyboardInterrupt):
         run_judge_task(load_judge_config(cfg), root / "killed")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        ScriptedJudge.judge = real  # type: ignore[method-assign]
     kept = len(list((root / "killed" / "records_parts").glob("part*.json")))
     rc2, _ = ws.cli("judge", str(cfg), "--out", str(root / "killed"))
     same = all(

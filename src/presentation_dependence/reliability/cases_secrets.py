@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+from unittest.mock import patch
 
 import presentation_dependence.runners as runners
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Query, RerankRequest
 from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.cases_inputs import TOKEN, metrics, run_eval
+from presentation_dependence.reliability.cases_inputs import TOKEN, judge_config, metrics, run_eval
 from presentation_dependence.reliability.workspace import Workspace, expect
 
 __all__ = ["SECRET_CASES"]
@@ -18,33 +18,12 @@ __all__ = ["SECRET_CASES"]
 
 def _override_secret(root: Path) -> str:
     ws = Workspace(root)
-    os.environ["HF_TOKEN"] = TOKEN
-    try:
+    with patch.dict(os.environ, {"HF_TOKEN": TOKEN}):
         rc, _ = run_eval(ws, ws.config(), "run", "-o", f"description=pasted {TOKEN}")
-        items = root / "items.jsonl"
-        items.write_text(
-            "".join(
-                json.dumps(
-                    {"id": f"i{i}", "prompt": "p", "responses": ["a", "b"], "labels": [True, False]}
-                )
-                + "\n"
-                for i in range(4)
-            )
-        )
-        jcfg = root / "judge.yaml"
-        jcfg.write_text(
-            json.dumps(
-                {
-                    "data": {"dataset": "jsonl", "path": str(items)},
-                    "judge": {"judge_class": "scripted"},
-                }
-            )
-        )
+        jcfg = judge_config(root)
         o = ["-o", f"description=pasted {TOKEN}"]
         rc_j, _ = ws.cli("judge", str(jcfg), "--out", str(root / "judge"), *o)
         rc_g, _ = ws.cli("gate", str(jcfg), "--verdict", str(root / "gate" / "v.json"), *o)
-    finally:
-        del os.environ["HF_TOKEN"]
     leaks = ws.files_holding(root / "run", TOKEN) + ws.files_holding(root / "judge", TOKEN)
     leaks += ws.files_holding(root / "gate", TOKEN)
     expect(rc == rc_j == 0 and rc_g in (0, 1), f"exit codes {rc}, {rc_j}, {rc_g}")
@@ -54,11 +33,8 @@ def _override_secret(root: Path) -> str:
 
 def _identifier_not_rewritten(root: Path) -> str:
     ws = Workspace(root)
-    os.environ["MY_KEYRING_PROVIDER"] = "smoke-1"
-    try:
+    with patch.dict(os.environ, {"MY_KEYRING_PROVIDER": "smoke-1"}):
         rc, _ = run_eval(ws, ws.config(), "run")
-    finally:
-        del os.environ["MY_KEYRING_PROVIDER"]
     m = metrics(ws, "run")
     expect(rc == 0 and m["num_queries"] == 6 and "smoke-1" in m["per_query"], str(m["num_queries"]))
     return "exit 0; qid smoke-1 kept in run.trec; all 6 queries evaluated"
@@ -71,11 +47,8 @@ def _secret_in_data(root: Path) -> str:
         Query(requests[0].query.qid, f"what is {TOKEN}"), requests[0].candidates
     )
     write_fixture(ws.fixture, requests, qrels)
-    os.environ["OPENAI_API_KEY"] = TOKEN
-    try:
+    with patch.dict(os.environ, {"OPENAI_API_KEY": TOKEN}):
         rc, log = run_eval(ws, ws.config(), "run")
-    finally:
-        del os.environ["OPENAI_API_KEY"]
     expect(rc == 2 and "OPENAI_API_KEY" in log and TOKEN not in log, f"exit {rc}")
     expect(not ws.files_holding(root / "run", TOKEN), "the secret reached the run folder")
     return "exit 2 naming $OPENAI_API_KEY (not its value); nothing holding it written"
@@ -87,20 +60,17 @@ def _debug_traceback(root: Path) -> str:
 
     ws = Workspace(root)
     (root / "r").mkdir()
-    os.environ["HF_TOKEN"] = TOKEN
-    real = runners.EvalManager.evaluate
 
     def boom(self: object) -> None:
         raise RuntimeError(f"failed near {TOKEN}")
 
-    runners.EvalManager.evaluate = boom  # type: ignore[assignment,method-assign]
     err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            rc, _ = ws.cli("--debug", "eval", "--run-dir", str(root / "r"))
-    finally:
-        runners.EvalManager.evaluate = real  # type: ignore[method-assign]
-        del os.environ["HF_TOKEN"]
+    with (
+        patch.dict(os.environ, {"HF_TOKEN": TOKEN}),
+        patch.object(runners.EvalManager, "evaluate", boom),
+        contextlib.redirect_stderr(err),
+    ):
+        rc, _ = ws.cli("--debug", "eval", "--run-dir", str(root / "r"))
     text = err.getvalue()
     expect(rc == 3 and "Traceback" in text and TOKEN not in text, f"exit {rc}")
     return "exit 3; the --debug traceback shows <redacted:HF_TOKEN>"

@@ -12,9 +12,7 @@ __all__ = [
     "chips_figure",
     "learning_curve",
     "mean_grade_by_slot",
-    "presentation_chips",
     "slot_means_figure",
-    "tau_psi_bars",
     "tau_psi_figure",
 ]
 
@@ -33,18 +31,6 @@ def _png(fig: Any) -> bytes:
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     _plt().close(fig)
     return buf.getvalue()
-
-
-def presentation_chips(
-    docids: Sequence[str],
-    orders: Sequence[np.ndarray],
-    retained: Sequence[frozenset[int]],
-    labels: Sequence[str],
-    grades: np.ndarray,
-    title: str,
-) -> bytes:
-    """PNG of :func:`chips_figure`."""
-    return _png(chips_figure(docids, orders, retained, labels, grades, title))
 
 
 def chips_figure(
@@ -126,11 +112,6 @@ def _grade_colours(plt: Any, grades: np.ndarray) -> dict[int, Any]:
     gmax = max(int(grades.max()), 1) if grades.size else 1
     present = {int(g) for g in grades} | set(range(gmax + 1))
     return {g: cmap(0.15 + 0.75 * max(g, 0) / gmax) for g in sorted(present)}
-
-
-def tau_psi_bars(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """PNG of :func:`tau_psi_figure`."""
-    return _png(tau_psi_figure(rows))
 
 
 def tau_psi_figure(rows: Sequence[Mapping[str, Any]]) -> Any:

@@ -162,7 +162,7 @@ def _chips(run: dict[str, Any]) -> bytes | None:
         )
         for s in scores
     ]
-    return figures.presentation_chips(
+    fig = figures.chips_figure(
         [str(d) for d in cols["docid"][null]],
         orders,
         keep,
@@ -170,6 +170,7 @@ def _chips(run: dict[str, Any]) -> bytes | None:
         grades,
         f"{run['label']}, query {qid}: top-{top_k} retained in two presentations",
     )
+    return figures._png(fig)
 
 
 def _slot_means(runs: Sequence[dict[str, Any]]) -> bytes:
@@ -205,7 +206,10 @@ def write_report(
                     **block["summary"]["tau_psi"],
                 }
             )
-    pngs = {"tau_psi.png": figures.tau_psi_bars(bars), "slot_means.png": _slot_means(runs)}
+    pngs = {
+        "tau_psi.png": figures._png(figures.tau_psi_figure(bars)),
+        "slot_means.png": _slot_means(runs),
+    }
     chips = _chips(runs[0])
     if chips is not None:
         pngs["presentations.png"] = chips

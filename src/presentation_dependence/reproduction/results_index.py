@@ -27,7 +27,7 @@ from presentation_dependence.runners.run_folder import (
     RESOLVED_CONFIG,
 )
 
-__all__ = ["INDEX", "SCHEMA", "empty_index", "load_index", "record_result"]
+__all__ = ["INDEX", "SCHEMA", "load_index", "record_result"]
 
 INDEX = Path("docs/results_index.yaml")
 SCHEMA = "presdep.results_index/v1"
@@ -39,10 +39,6 @@ _ENTRY_KEYS = {
     "config_id", "run_dir", "recorded_utc", "commit", "dirty", "seeds", "description",
     "reranker", "data", "first_stage", "eval", "num_queries", "metrics", "psi", "artifact", "note",
 }  # fmt: skip
-
-
-def empty_index() -> str:
-    return _HEAD + yaml.safe_dump({"schema": SCHEMA, "results": []}, sort_keys=False)
 
 
 def load_index(path: str | Path = INDEX) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import checked_options, opt
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.http import ApiClient, ApiRequestError
 from presentation_dependence.models.embedded import cache_root
@@ -100,12 +100,8 @@ class ClosedModelGenBscOptions(RerankerOptions):
             v = getattr(self, name)
             if not isinstance(v, str) or not v:
                 raise ConfigError(f"{name} must be a non-empty string, got {v!r}")
-        for name, lo in (("num_orders", 1), ("max_concurrency", 1), ("max_retries", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError(f"seed must be an integer >= 0, got {self.seed!r}")
+        check_counts(self, "num_orders", "max_concurrency")
+        check_counts(self, "max_retries", "seed", minimum=0)
         for name in ("timeout_s", "backoff_max_s"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:

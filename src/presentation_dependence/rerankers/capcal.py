@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import opt
+from presentation_dependence.fields import checked_options, opt
 from presentation_dependence.readout.prompt import get_template
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
@@ -128,9 +128,7 @@ class CapCalGradeReranker(GradeReranker):
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
         super().__init__(options)
-        if not isinstance(self.options, CapCalGradeOptions):
-            raise TypeError(f"{type(self).__name__} takes CapCalGradeOptions, got {options!r}")
-        self.cal: CapCalGradeOptions = self.options
+        self.cal = checked_options(self, options, CapCalGradeOptions)
 
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.cal

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import check_counts, opt
+from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter, resolve_adapter
 from presentation_dependence.readout.options import BatchedModelOptions
@@ -258,10 +258,7 @@ class GradeReranker:
     chat_template_kwargs: ClassVar[Mapping[str, Any]] = {}
 
     def __init__(self, options: RerankerOptions | None = None) -> None:
-        opts = options if options is not None else self.config_cls()
-        if not isinstance(opts, GradeRerankerOptions):
-            raise TypeError(f"{type(self).__name__} takes GradeRerankerOptions, got {opts!r}")
-        self.options: GradeRerankerOptions = opts
+        self.options = checked_options(self, options, GradeRerankerOptions)
         self._resolved: ResolvedModel | None = None
         self._backend: TransformersBackend | None = None
         self._builder: PromptBuilder | None = None

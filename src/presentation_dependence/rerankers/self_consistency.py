@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, checked_options, opt
 from presentation_dependence.presentations import draw_orders, score_presentations
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
@@ -64,9 +63,7 @@ class BatchedSelfConsistencyOptions(RerankerOptions):
 
     def __post_init__(self) -> None:
         check_counts(self, "num_orders")
-        s = self.seed
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise ConfigError(f"seed must be an integer >= 0, got {s!r}")
+        check_counts(self, "seed", minimum=0)
         object.__setattr__(self, "base", reranker_block(self.base, "base"))
 
 

@@ -83,17 +83,6 @@ class PSIRunner(StageCommand):
         if not same:
             self.folder.write_text(path.relative_to(self.folder.path), text)
 
-    # -- scoring ---------------------------------------------------------------------------
-    def _score_query(self, req: RerankRequest, grades: np.ndarray) -> QueryScores:
-        variants = {
-            name: score_presentations(self.reranker, req.query, req.candidates, perms)
-            for name, perms in self.presentations(req, grades).items()
-        }
-        ideal = ideal_grades(req.query.qid, self._qrels)
-        return QueryScores(
-            req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants
-        )
-
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
         """Score what is missing (unless ``from_scores``); return the metrics once complete."""
@@ -192,7 +181,15 @@ class PSIStage:
         return None
 
     def compute(self, req: RerankRequest) -> QueryScores:
-        return self.runner._score_query(req, self.grades[req.query.qid])
+        grades = self.grades[req.query.qid]
+        variants = {
+            name: score_presentations(self.runner.reranker, req.query, req.candidates, perms)
+            for name, perms in self.runner.presentations(req, grades).items()
+        }
+        ideal = ideal_grades(req.query.qid, self.runner._qrels)
+        return QueryScores(
+            req.query.qid, tuple(c.docid for c in req.candidates), grades, ideal, variants
+        )
 
     def write(self, path: Path, record: QueryScores, fingerprints: Mapping[str, str]) -> None:
         write_query(path, record, fingerprints)

@@ -12,6 +12,7 @@ A *variant* is a perturbation name, or ``same_order`` for the null.
 from __future__ import annotations
 
 import io
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,21 +129,7 @@ def read_input(path: Path) -> StoredInput:
 
 def write_columnar(path: Path, queries: Sequence[QueryScores]) -> None:
     """All queries in long, columnar form (one row per query/variant/presentation/candidate)."""
-    cols: dict[str, list[np.ndarray]] = {
-        k: []
-        for k in (
-            "qid",
-            "variant",
-            "presentation",
-            "docid",
-            "input_index",
-            "slot",
-            "chunk",
-            "grade",
-            "score",
-            "probs",
-        )
-    }
+    cols: defaultdict[str, list[np.ndarray]] = defaultdict(list)  # columns in append order
     for qs in queries:
         n = len(qs.docids)
         for name, v in qs.variants.items():
