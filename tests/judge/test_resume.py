@@ -218,3 +218,46 @@ def test_a_killed_study_rerun_resumes_at_the_part_in_flight(tmp_path, items_file
     assert calls == [4] * (12 - 4)  # run 1 of the rerun (run 0 is the sweep), from item 5 on
     ref, killed = tmp_path / "ref" / cfg.id / "rerun", tmp_path / "killed" / cfg.id / "rerun"
     assert _noise_outputs(killed) == _noise_outputs(ref)
+
+
+def test_a_killed_rank_task_resumes_at_the_item_in_flight(tmp_path, items_file, monkeypatch):
+    from presentation_dependence.rerankers.identity import IdentityReranker
+
+    cfg = config(tmp_path, items_file, task="rank", reranker={"reranker_class": "IdentityReranker"})
+    assert main(["judge", str(cfg), "--out", str(tmp_path / "ref")]) == 0
+    real = IdentityReranker.rank
+    calls: list[str] = []
+
+    def dies_on_item_five(self, query, candidates):
+        if query.qid not in calls:
+            calls.append(query.qid)
+        if len(calls) == 5:
+            raise _Killed
+        return real(self, query, candidates)
+
+    monkeypatch.setattr(IdentityReranker, "rank", dies_on_item_five)
+    with pytest.raises(_Killed):
+        run_judge_task(load_judge_config(cfg), tmp_path / "killed")
+    assert len(list((tmp_path / "killed" / "items").glob("item*.json"))) == 4
+
+    calls.clear()
+    monkeypatch.setattr(IdentityReranker, "rank", real)
+    ranked: list[str] = []
+
+    def counts(self, query, candidates):
+        ranked.append(query.qid)
+        return real(self, query, candidates)
+
+    monkeypatch.setattr(IdentityReranker, "rank", counts)
+    assert main(["judge", str(cfg), "--out", str(tmp_path / "killed")]) == 0
+    assert len(set(ranked)) == 12 - 4  # only the items not ranked before
+    for name in ("ranking_items.jsonl", "ranking_summary.json", "report.md"):
+        assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
+    # an item file of another item is refused, not silently reused
+    first = tmp_path / "killed" / "items" / "item00000.json"
+    stored = json.loads(first.read_text())
+    stored["record"]["item_id"] = "other"
+    first.write_text(json.dumps(stored))
+    for name in ("ranking_summary.json",):
+        (tmp_path / "killed" / name).unlink()
+    assert main(["judge", str(cfg), "--out", str(tmp_path / "killed")]) == 2

@@ -9,7 +9,9 @@ description, one record per command run in the folder), ``run.log``, and per com
 * ``judge``: ``records_parts/`` (the sweep written part by part: the resume unit,
   :func:`~presentation_dependence.judge.sweep.judge_in_parts`), ``records.jsonl`` (one
   :class:`JudgeRecord` per call), ``summary.json``, ``report.md``;
-  for ``task: rank``: ``ranking_items.jsonl``, ``ranking_summary.json``, ``report.md``.
+  for ``task: rank``: ``items/`` (one file per item: the resume unit,
+  :class:`~presentation_dependence.judge.ranking.RankStage`), ``ranking_items.jsonl``,
+  ``ranking_summary.json``, ``report.md``.
 * ``noise``: ``noise/<condition>/run<r>/`` (that run's parts: the resume unit),
   ``noise/<condition>/run<r>.jsonl``, ``noise.json``, ``noise.md``, and the summary of run 0 of
   the first condition as ``summary.json`` (that run is a complete judge run).
@@ -37,7 +39,7 @@ from presentation_dependence.judge.config import JudgeTaskConfig, config_from_ra
 from presentation_dependence.judge.gate import GateVerdict, run_gate
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.ranking import rank_responses
+from presentation_dependence.judge.ranking import RankStage, ranking_summary, usable_items
 from presentation_dependence.judge.records import (
     JudgeRecord,
     JudgeRequest,
@@ -54,9 +56,10 @@ from presentation_dependence.judge.report import (
 )
 from presentation_dependence.judge.scoring import summarise_noise, summarise_records
 from presentation_dependence.judge.sweep import judge_in_parts, noise_run_dir, run_noise
-from presentation_dependence.provenance import collect_provenance, utc_now
+from presentation_dependence.provenance import utc_now
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
+from presentation_dependence.runners.stage import run_units
 from presentation_dependence.secrets import redact_obj
 from presentation_dependence.seeding import named_rng
 
@@ -194,27 +197,38 @@ def run_gate_task(
 
 def run_rank_task(
     cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """Response ranking with the readout (``task: rank``)."""
+) -> dict[str, Any] | None:
+    """Response ranking with the readout (``task: rank``), item by item (resumable); None while
+    another process sharing the folder still ranks items."""
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         items = load_response_set(cfg.data)
+        usable = usable_items(items)
         reranker = build_reranker(cfg.reranker.reranker_class, cfg.reranker.options)
         folder.freeze_config(cfg, from_raw=config_from_raw)
-        per_item, summary = rank_responses(
-            items,
+        rc = cfg.ranking
+        stage = RankStage(
+            folder,
             reranker,
-            num_presentations=cfg.ranking.num_presentations,
+            {"reranker": cfg.reranker, "ranking": rc, "seed": cfg.seed},
+            num_presentations=rc.num_presentations,
             seed=cfg.seed,
-            ndcg_k=cfg.ranking.ndcg_k,
+            ndcg_k=rc.ndcg_k,
+        )
+        units = list(enumerate(usable))
+        seeds = {"seed": cfg.seed}
+        if not run_units(stage, folder, units, desc="rank", argv=argv, seeds=seeds).complete:
+            return None
+        per_item = stage.stored(units)
+        summary = ranking_summary(
+            per_item,
+            skipped_items=len(items) - len(usable),
+            num_presentations=rc.num_presentations,
+            ndcg_k=rc.ndcg_k,
             rng=named_rng(cfg.seed, "rank-summary"),
             n_resamples=cfg.bootstrap_resamples,
             confidence=cfg.confidence,
         )
-        prov = collect_provenance(
-            argv=argv, seeds={"seed": cfg.seed}, extra={"reranker": reranker.describe()}
-        )
-        folder.append_provenance(jsonable(prov))
         folder.write_text(
             "ranking_items.jsonl", "".join(json.dumps(jsonable(r)) + "\n" for r in per_item)
         )
