@@ -2,7 +2,7 @@
 
 :func:`train_student` runs one training config end to end: read the silver labels, refuse
 training queries that are test queries, load the student (base + LoRA), train with
-:class:`ReadoutTrainer`, and save ``<output_dir>/``:
+:class:`~.readout_trainer.ReadoutTrainer`, and save ``<output_dir>/``:
 
 * ``adapter/`` — the LoRA adapter (``adapter_config.json``, ``adapter_model.safetensors``);
 * ``resolved_config.yaml`` — the training config as it ran;
@@ -31,7 +31,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import math
 import os
 import shutil
 import time
@@ -42,17 +41,23 @@ from typing import Any
 
 import torch
 import yaml
-from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+from accelerate import PartialState
+from transformers import PrinterCallback, TrainerCallback
 
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
-from presentation_dependence.training.config import LossOptions, TrainingConfig
+from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
-from presentation_dependence.training.loss import readout_loss
-from presentation_dependence.training.model import Student, load_student, student_readout
+from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
+from presentation_dependence.training.readout_trainer import (
+    EpochViews,
+    ReadoutTrainer,
+    Snapshots,
+    training_arguments,
+)
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
     CheckpointMarker,
@@ -67,172 +72,9 @@ from presentation_dependence.training.resume import (
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
-__all__ = ["ReadoutTrainer", "TrainOutcome", "train_student", "training_arguments"]
+__all__ = ["TrainOutcome", "train_student"]
 
 log = logging.getLogger(__name__)
-
-
-class ReadoutTrainer(Trainer):
-    """``Trainer`` whose loss is the readout loss of :mod:`~presentation_dependence.training.loss`.
-
-    The batch carries no ``labels`` (the silver scores are ``teacher_scores``), the loss is a
-    per-batch mean (the Trainer divides it by the accumulation steps), and the fit and
-    consistency terms are logged beside the loss (means over the window and, like the loss,
-    over the processes).
-    """
-
-    def __init__(
-        self,
-        *args: Any,
-        grade_token_ids: Sequence[int],
-        lambda_: float,
-        use_logits_to_keep: bool = True,
-        loss_options: LossOptions | None = None,
-        slot_weights: Sequence[float] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.grade_token_ids = tuple(grade_token_ids)
-        self.lambda_ = float(lambda_)
-        self.use_logits_to_keep = use_logits_to_keep
-        self.loss_options = loss_options or LossOptions()
-        self.slot_weights = (
-            None if slot_weights is None else torch.tensor(list(slot_weights), dtype=torch.float32)
-        )
-        self.loss_is_scaled_for_ga = False
-        self.model_accepts_loss_kwargs = False
-        self._parts: dict[str, list[float]] = {"fit": [], "consistency": [], "rank": []}
-
-    def _weights(self, slots: torch.Tensor) -> torch.Tensor | None:
-        """Per (query, view, candidate) inverse-propensity weight of the slot it was shown in."""
-        if self.slot_weights is None:
-            return None
-        w = self.slot_weights.to(slots.device)
-        shown = slots >= 0
-        n_slots = shown.sum(dim=-1, keepdim=True).clamp(min=1)
-        idx = torch.div(slots.clamp(min=0) * w.numel(), n_slots, rounding_mode="floor")
-        return torch.where(shown, w[idx.clamp(max=w.numel() - 1)], torch.zeros_like(w[:1]))
-
-    def compute_loss(
-        self,
-        model: torch.nn.Module,
-        inputs: dict[str, Any],
-        return_outputs: bool = False,
-        num_items_in_batch: Any = None,
-    ) -> Any:
-        ro = student_readout(
-            model, inputs, self.grade_token_ids, use_logits_to_keep=self.use_logits_to_keep
-        )
-        opts = self.loss_options
-        parts = readout_loss(
-            ro.scores,
-            inputs["teacher_scores"],
-            inputs["candidate_mask"],
-            self.lambda_,
-            log_probs=ro.log_probs,
-            fit=opts.fit,
-            rank_weight=opts.rank_weight,
-            rank_temperature=opts.rank_temperature,
-            weights=self._weights(ro.slots),
-        )
-        if model.training:
-            self._parts["fit"].append(float(parts.fit.detach()))
-            self._parts["consistency"].append(float(parts.consistency.detach()))
-            self._parts["rank"].append(float(parts.rank.detach()))
-        return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
-
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        if "loss" in logs:  # every process logs the loss (its mean is gathered), so do the parts
-            means = torch.tensor(
-                [sum(v) / len(v) if v else float("nan") for v in self._parts.values()],
-                device=self.args.device,
-            )
-            if self.args.world_size > 1:
-                means = self.accelerator.gather(means[None]).mean(dim=0)
-            for (name, values), value in zip(self._parts.items(), means.tolist(), strict=True):
-                logs[name] = round(value, 6)
-                values.clear()
-        super().log(logs, start_time)
-
-
-class _Snapshots(TrainerCallback):
-    """Copies the adapter of every saved checkpoint to ``<out>/snapshots/step-<N>/`` (kept after
-    training, unlike the checkpoints) for learning curves; atomic per snapshot."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = out
-
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if not state.is_world_process_zero:
-            return
-        src = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        dst = self.out / "snapshots" / f"step-{state.global_step:06d}"
-        if dst.exists() or not (src / "adapter_model.safetensors").is_file():
-            return
-        tmp = dst.with_name(dst.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for name in ("adapter_model.safetensors", "adapter_config.json"):
-            shutil.copy2(src / name, tmp / name)
-        tmp.rename(dst)
-
-
-class _EpochViews(TrainerCallback):
-    """Gives the dataset the epoch number, so every epoch draws fresh views.
-
-    The number is the Trainer's (``floor(state.epoch)``: 0 at the start, the epoch a resumed
-    run continues in after a resume), never a count of this process's epochs."""
-
-    def __init__(self, dataset: SilverDataset) -> None:
-        self.dataset = dataset
-
-    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.dataset.set_epoch(math.floor(state.epoch or 0.0))
-
-
-def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> TrainingArguments:
-    """TrainingArguments with every device-dependent switch set explicitly."""
-    gpu = student.device.type == "cuda"
-    ckpt = cfg.train.gradient_checkpointing
-    if ckpt is None:
-        ckpt = gpu
-    # transformers >= 5.2x renamed gradient_checkpointing* to activation_checkpointing*.
-    names = {f.name for f in dataclasses.fields(TrainingArguments)}
-    prefix = "activation" if "activation_checkpointing" in names else "gradient"
-    checkpointing: dict[str, Any] = {
-        f"{prefix}_checkpointing": ckpt,
-        f"{prefix}_checkpointing_kwargs": {"use_reentrant": False},
-    }
-    return TrainingArguments(
-        output_dir=str(workdir),
-        per_device_train_batch_size=cfg.train.batch_size,
-        gradient_accumulation_steps=cfg.train.grad_accum,
-        learning_rate=cfg.train.learning_rate,
-        num_train_epochs=cfg.train.epochs,
-        max_steps=cfg.train.max_steps if cfg.train.max_steps is not None else -1,
-        lr_scheduler_type=cfg.train.lr_scheduler,
-        warmup_steps=cfg.train.warmup_steps,
-        weight_decay=cfg.train.weight_decay,
-        max_grad_norm=cfg.train.max_grad_norm,
-        optim=cfg.train.optim,
-        logging_steps=cfg.train.logging_steps,
-        logging_strategy="steps",
-        save_strategy="steps",
-        save_steps=cfg.train.save_steps,
-        save_total_limit=None,  # resume.CheckpointMarker rotates, after a save is complete
-        eval_strategy="no",
-        report_to="none",
-        remove_unused_columns=False,
-        bf16=gpu and student.dtype == torch.bfloat16,
-        fp16=gpu and student.dtype == torch.float16,
-        **checkpointing,
-        use_cpu=not gpu,
-        seed=cfg.seed,
-        data_seed=cfg.seed,
-        dataloader_num_workers=0,
-        ddp_find_unused_parameters=False,
-        disable_tqdm=True,
-    )
 
 
 @dataclass(frozen=True)
@@ -375,8 +217,6 @@ def _train(
         max_candidates=opts.chunk_size,
     )
     args = training_arguments(cfg, student, out / CHECKPOINTS)
-    from accelerate import PartialState
-
     main = PartialState().is_main_process
     if main:
         prepare_checkpoints(out, cfg, fingerprint, restart)
@@ -390,9 +230,9 @@ def _train(
         train_dataset=dataset,
         data_collator=ReadoutCollator(student.builder, student.pad_token_id),
         callbacks=[
-            _EpochViews(dataset),
+            EpochViews(dataset),
             CheckpointMarker(cfg.train.save_total_limit),
-            *([_Snapshots(out)] if cfg.train.keep_snapshots else []),
+            *([Snapshots(out)] if cfg.train.keep_snapshots else []),
             ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
             *callbacks,
         ],
