@@ -9,15 +9,22 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("peft")
 
+from presentation_dependence.cli import main
 from presentation_dependence.records import Query
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
-from presentation_dependence.training.curve import checkpoint_adapters, learning_curve_points
+from presentation_dependence.training.config import load_training_config
+from presentation_dependence.training.curve import (
+    checkpoint_adapters,
+    curve_markdown,
+    learning_curve_points,
+)
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.trainer import train_student
-from tests.training.conftest import NOVELEVAL, grade_block, student_cfg
+from tests.training.conftest import NOVELEVAL, grade_block, student_cfg, student_raw
 
 
 def cfg_for(tiny_model: str, silver_file: Path, out: Path, **raw: Any):
@@ -25,6 +32,15 @@ def cfg_for(tiny_model: str, silver_file: Path, out: Path, **raw: Any):
     base = {"variant": "single_order", "views": 1, "lambda_": 0.0}
     train = {"save_steps": 1, **raw.pop("train", {})}
     return student_cfg(tiny_model, silver_file, out, **{**base, **raw, "train": train})
+
+
+CURVE_RAW: dict[str, Any] = {
+    "variant": "single_order",
+    "views": 1,
+    "lambda_": 0.0,
+    "train": {"save_steps": 1, "keep_snapshots": True},
+    "splits": {"heldout": [{"path": NOVELEVAL, "top_k": 4, "max_queries": 2}]},
+}
 
 
 def _psi_folder(root: Path) -> Path:
@@ -90,14 +106,7 @@ def _candidates():
 
 
 def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
-    heldout = {"path": NOVELEVAL, "top_k": 4, "max_queries": 2}
-    cfg = cfg_for(
-        tiny_model,
-        silver_file,
-        tmp_path / "s",
-        train={"keep_snapshots": True},
-        splits={"heldout": [heldout]},
-    )
+    cfg = student_cfg(tiny_model, silver_file, tmp_path / "s", **CURVE_RAW)
     train_student(cfg)
     steps = [s for s, _ in checkpoint_adapters(cfg.resolved_output_dir)]
     assert steps == [1, 2]
@@ -106,3 +115,22 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
     assert all(0.0 <= p["tau_psi"] <= 1.0 and p["num_queries"] == 2 for p in points)
     again = learning_curve_points(cfg, num_presentations=2, max_queries=2)  # from the cache
     assert again == points
+    # every 2nd step: the base model, step 2 (a multiple of 2 and the final adapter)
+    sparse = learning_curve_points(cfg, num_presentations=2, max_queries=2, every=2)
+    assert sparse == [points[0], points[2]]
+    table = curve_markdown({"s": points})
+    assert table.count("\n| s | ") == 3 and f"| {points[1]['tau_psi']:.3f} |" in table
+    # the command: the points from the cache, as a table in the doc's block and a plot
+    raw = student_raw(tiny_model, silver_file, tmp_path / "s", **CURVE_RAW)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    doc = tmp_path / "docs" / "T.md"
+    doc.parent.mkdir()
+    doc.write_text("a\n<!-- learning-curve:start -->\nold\n<!-- learning-curve:end -->\nb\n")
+    png = tmp_path / "docs" / "results" / "c.png"
+    args = ["study", "curve", str(path), "--presentations", "2", "--max-queries", "2"]
+    assert main([*args, "--every", "2", "--png", str(png), "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert "old" not in text and "](results/c.png)" in text and png.stat().st_size > 0
+    assert curve_markdown({load_training_config(path).id: [points[0], points[2]]}) in text
+    assert main([*args, "--every", "0"]) == 2

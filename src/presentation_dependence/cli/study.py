@@ -11,6 +11,7 @@ presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from presentation_dependence.cli.common import (
     command,
     log,
 )
+from presentation_dependence.errors import PresdepError
 
 __all__ = ["register"]
 
@@ -87,6 +89,15 @@ def register(sub: Subparsers) -> None:
     c.add_argument("--presentations", type=int, default=4, help="M shuffles per held-out query")
     c.add_argument("--max-queries", type=int, default=40, help="held-out queries used")
     c.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
+    c.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="use the checkpoints whose step is a multiple of this (default: every one; the "
+        "base model and the final adapter always)",
+    )
+    c.add_argument("--doc", help="also write the points as a table into a document's marker block")
+    c.add_argument("--block", default="learning-curve", help="the marker block --doc rewrites")
     j = command(actions, "judge", _cmd_judge, "a judge study: each config into <root>/<id>/")
     j.add_argument("configs", nargs="*", help="judge configs (default: configs/judge/study/*.yaml)")
     j.add_argument("--root", default="runs/judge/study", help="where the study writes")
@@ -182,19 +193,33 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.io.atomic import atomic_write_bytes
     from presentation_dependence.report.figures import learning_curve
+    from presentation_dependence.report.markers import splice_file
     from presentation_dependence.training.config import load_training_config
-    from presentation_dependence.training.curve import learning_curve_points
+    from presentation_dependence.training.curve import curve_markdown, learning_curve_points
 
+    if args.every < 1:
+        raise PresdepError(f"--every {args.every}: give a positive number of steps, e.g. 100")
     series = {}
     for path in args.configs:
         cfg = load_training_config(path)
         series[cfg.id] = learning_curve_points(
-            cfg, num_presentations=args.presentations, seed=args.seed, max_queries=args.max_queries
+            cfg,
+            num_presentations=args.presentations,
+            seed=args.seed,
+            max_queries=args.max_queries,
+            every=args.every,
         )
     if args.png:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(args.png, learning_curve(series))
         log.info("wrote %s", args.png)
+    if args.doc:
+        text = curve_markdown(series)
+        if args.png:
+            rel = os.path.relpath(args.png, Path(args.doc).parent)
+            text += f"\n![Learning curves on the held-out split]({rel})\n"
+        splice_file(args.doc, args.block, text)
+        log.info("wrote the %s block of %s", args.block, args.doc)
     return EXIT_OK
 
 

@@ -31,22 +31,24 @@ from presentation_dependence.training.lambda_select import (
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.splits import load_queries
 
-__all__ = ["checkpoint_adapters", "learning_curve_points"]
+__all__ = ["checkpoint_adapters", "curve_markdown", "learning_curve_points"]
 
 log = logging.getLogger(__name__)
 _STEP = re.compile(r"^step-(\d+)$")
 
 
-def checkpoint_adapters(output_dir: str | Path) -> list[tuple[int, Path]]:
-    """``(step, adapter folder)`` of every snapshot (``train.keep_snapshots``), ascending, then
-    the final adapter when it is later."""
+def checkpoint_adapters(output_dir: str | Path, every: int = 1) -> list[tuple[int, Path]]:
+    """``(step, adapter folder)`` of every snapshot (``train.keep_snapshots``) whose step is a
+    multiple of ``every``, ascending, then the final adapter when it is later."""
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
     out = Path(output_dir)
     found: list[tuple[int, Path]] = []
     snaps = out / "snapshots"
     if snaps.is_dir():
         for p in snaps.iterdir():
             m = _STEP.match(p.name)
-            if m and (p / "adapter_model.safetensors").is_file():
+            if m and int(m.group(1)) % every == 0 and (p / "adapter_model.safetensors").is_file():
                 found.append((int(m.group(1)), p))
     found.sort()
     final = out / "adapter"
@@ -64,14 +66,16 @@ def learning_curve_points(
     num_presentations: int = 4,
     seed: int = 0,
     max_queries: int | None = 40,
+    every: int = 1,
 ) -> list[dict[str, Any]]:
-    """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable)."""
+    """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable): the
+    base model (step 0), the snapshots whose step is a multiple of ``every``, the final adapter."""
     out = cfg.resolved_output_dir
     heldout = load_queries(cfg.splits.heldout)[:max_queries]
     points: list[dict[str, Any]] = []
     cache = out / "curve"
     cache.mkdir(parents=True, exist_ok=True)
-    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out)]
+    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out, every)]
     for step, adapter in todo:
         key = {
             "adapter_sha256": "base" if adapter is None else adapter_sha256(adapter),
@@ -100,3 +104,19 @@ def learning_curve_points(
         points.append(cached(cache / f"step-{step:06d}.json", key, "point", measure))
     atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
     return points
+
+
+def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:
+    """The learning curves as one table: a row per (student, checkpoint)."""
+    rows = [
+        "| student | step | held-out queries | nDCG@10 (given order) | nDCG@10 over shuffles "
+        "| τ-PSI | score variance |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, points in series.items():
+        for p in points:
+            rows.append(
+                f"| {name} | {p['step']} | {p['num_queries']} | {p['ndcg_given']:.3f} "
+                f"| {p['ndcg_mean']:.3f} | {p['tau_psi']:.3f} | {p['score_var']:.4f} |"
+            )
+    return "\n".join(rows) + "\n"
