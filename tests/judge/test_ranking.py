@@ -37,6 +37,7 @@ def test_identity_reranker_by_hand() -> None:
     assert summary["pair_flip_rate"] == pytest.approx(np.mean(flips))
     assert summary["ndcg"]["mean"] == pytest.approx(np.mean([r["ndcg_mean"] for r in per_item]))
     assert summary["pairs"] == 8 * 3
+    assert summary["ndcg_chance"] == pytest.approx(0.25)  # one correct among four
     again, _ = rank_responses(
         items,
         build_reranker("IdentityReranker"),

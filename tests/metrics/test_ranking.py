@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -9,7 +10,12 @@ import pytest
 import pytrec_eval
 
 from presentation_dependence.data.smoke import expected_ndcg_at_10
-from presentation_dependence.metrics import ndcg_at_k, ndcg_per_presentation, ranks_from_scores
+from presentation_dependence.metrics import (
+    ndcg_at_k,
+    ndcg_per_presentation,
+    random_order_ndcg,
+    ranks_from_scores,
+)
 
 
 def _ro(values) -> np.ndarray:
@@ -107,3 +113,24 @@ def test_ndcg_refuses_bad_k(k):
 def test_ndcg_refuses_misaligned_gains():
     with pytest.raises(ValueError, match="expected 2"):
         ndcg_at_k([1.0, 0.0], [1, 0, 2])
+
+
+@pytest.mark.parametrize(
+    ("gains", "k", "ideal"),
+    [
+        ([1, 0, 0, 0], 1, None),
+        ([1, 1, 0, 0], 1, None),
+        ([3, 0, 2, 1, 0], 3, None),
+        ([0, 2, 1], 10, [3, 2, 1, 1]),
+        ([0, 0, 0], 2, None),
+    ],
+)
+def test_random_order_ndcg_is_the_mean_over_every_order(gains, k, ideal):
+    n = len(gains)
+    every = [
+        ndcg_at_k(-np.argsort(perm).astype(float), gains, k, ideal)  # perm[i]: the i-th shown
+        for perm in itertools.permutations(range(n))
+    ]
+    assert random_order_ndcg(gains, k, ideal) == pytest.approx(np.mean(every))
+    if gains == [1, 0, 0, 0]:
+        assert random_order_ndcg(gains, 1) == pytest.approx(0.25)  # one correct among four

@@ -8,6 +8,8 @@ score ties resolve by slot, as in the passage experiments. Per item, with the (M
 matrix aligned by response:
 
 * nDCG@k (k = 1 by default) per presentation, gains = correctness labels (1/0), averaged over M;
+  beside it the chance level, the expected nDCG@k of a uniformly random order
+  (:func:`~presentation_dependence.metrics.random_order_ndcg`, averaged over items);
 * τ-PSI over the M presentations (docs/EVAL-PROTOCOL.md);
 * for every (correct, incorrect) pair, "correct scored strictly above incorrect" per
   presentation: the pair flip rate (pairs whose verdict is not the same in all M) and the pairwise
@@ -38,6 +40,7 @@ from presentation_dependence.metrics import (
     mean_with_ci,
     ndcg_per_presentation,
     pair_flip_rate,
+    random_order_ndcg,
     tau_psi,
 )
 from presentation_dependence.presentations import draw_presentations, score_presentations
@@ -122,6 +125,7 @@ def ranking_summary(
         "num_presentations": num_presentations,
         "ndcg_k": ndcg_k,
         "ndcg": mean_with_ci(ndcg, rng, n_resamples=n_resamples, confidence=confidence),
+        "ndcg_chance": float(np.mean([random_order_ndcg(r["labels"], ndcg_k) for r in per_item])),
         "tau_psi": (
             mean_with_ci(taus, rng, n_resamples=n_resamples, confidence=confidence)
             if taus.size

@@ -31,6 +31,7 @@ from presentation_dependence.metrics.order import (
 from presentation_dependence.metrics.ranking import (
     ndcg_at_k,
     ndcg_per_presentation,
+    random_order_ndcg,
     ranks_from_scores,
 )
 from presentation_dependence.metrics.stats import (
@@ -56,6 +57,7 @@ __all__ = [
     "pair_flip_rate",
     "paired_bootstrap",
     "paired_permutation_test",
+    "random_order_ndcg",
     "rank_variance",
     "ranks_from_scores",
     "retained_set",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ndcg_at_k", "ndcg_per_presentation", "ranks_from_scores"]
+__all__ = ["ndcg_at_k", "ndcg_per_presentation", "random_order_ndcg", "ranks_from_scores"]
 
 
 def _vector(name: str, values: ArrayLike, size: int | None = None) -> NDArray[np.float64]:
@@ -154,3 +154,20 @@ def ndcg_per_presentation(
         return np.zeros(s.shape[0], dtype=np.float64)
     top = g[np.argsort(-s, axis=1, kind="stable")][:, :k]
     return np.asarray((top @ _discounts(top.shape[1])) / idcg, dtype=np.float64)
+
+
+def random_order_ndcg(gains: ArrayLike, k: int = 10, ideal_gains: ArrayLike | None = None) -> float:
+    """The expected nDCG@k of the candidates put in a uniformly random order: the chance level.
+
+    Each of the first ``min(k, n)`` ranks holds every candidate with probability 1/n, so its
+    expected gain is the mean gain and, IDCG being fixed, E[nDCG@k] = mean(g) · Σ_{i<=min(k,n)}
+    1/log2(i + 1) / IDCG@k (exact, no sampling; same gains and ideal as :func:`ndcg_at_k`).
+    With one correct response among four, chance nDCG@1 is 0.25.
+    """
+    k = _check_k(k)
+    g = np.clip(_vector("gains", gains), 0.0, None)
+    ideal = g if ideal_gains is None else _vector("ideal_gains", ideal_gains)
+    idcg = _ideal_dcg(ideal, k)
+    if idcg <= 0.0 or g.size == 0:
+        return 0.0
+    return float(g.mean() * _discounts(min(k, g.size)).sum() / idcg)
