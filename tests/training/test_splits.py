@@ -10,6 +10,7 @@ from presentation_dependence.training.splits import (
     check_disjoint,
     load_split,
     overlaps,
+    stratified_head,
 )
 
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
@@ -39,3 +40,14 @@ def test_check_disjoint_names_the_overlap():
 def test_load_split_reads_data_blocks():
     refs = load_split([DataConfig(path=NOVELEVAL, max_queries=2)])
     assert [r[:2] for r in refs] == [("noveleval", "0"), ("noveleval", "1")]
+
+
+def test_stratified_head_keeps_every_source_in_proportion():
+    queries = [("a", f"a{i}", {}) for i in range(50)] + [("b", f"b{i}", {}) for i in range(30)]
+    queries += [("c", f"c{i}", {}) for i in range(10)] + [("d", f"d{i}", {}) for i in range(3)]
+    head = stratified_head(queries, 40)  # shares 21.5, 12.9, 4.3, 1.3
+    counts = {s: sum(1 for q in head if q[0] == s) for s in "abcd"}
+    assert counts == {"a": 22, "b": 13, "c": 4, "d": 1} and len(head) == 40
+    assert [q[1] for q in head if q[0] == "b"] == [f"b{i}" for i in range(13)]  # first, in order
+    assert head == [q for q in queries if q in head]  # the overall order is kept
+    assert stratified_head(queries, None) == queries == stratified_head(queries, 200)

@@ -118,6 +118,8 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
     # every 2nd step: the base model, step 2 (a multiple of 2 and the final adapter)
     sparse = learning_curve_points(cfg, num_presentations=2, max_queries=2, every=2)
     assert sparse == [points[0], points[2]]
+    listed = learning_curve_points(cfg, num_presentations=2, max_queries=2, steps=[1])
+    assert listed == points  # step 1, then the final adapter (step 2)
     table = curve_markdown({"s": points})
     assert table.count("\n| s | ") == 3 and f"| {points[1]['tau_psi']:.3f} |" in table
     # the command: the points from the cache, as a table in the doc's block and a plot
@@ -134,3 +136,4 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
     assert "old" not in text and "](results/c.png)" in text and png.stat().st_size > 0
     assert curve_markdown({load_training_config(path).id: [points[0], points[2]]}) in text
     assert main([*args, "--every", "0"]) == 2
+    assert main([*args, "--steps", "1,x"]) == 2

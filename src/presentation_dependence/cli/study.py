@@ -87,14 +87,25 @@ def register(sub: Subparsers) -> None:
     c.add_argument("configs", nargs="+", help="training configs of trained students")
     c.add_argument("--png", help="write the plot here")
     c.add_argument("--presentations", type=int, default=4, help="M shuffles per held-out query")
-    c.add_argument("--max-queries", type=int, default=40, help="held-out queries used")
-    c.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
     c.add_argument(
+        "--max-queries",
+        type=int,
+        default=40,
+        help="held-out queries used (each source's share proportional to its size)",
+    )
+    c.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
+    which = c.add_mutually_exclusive_group()
+    which.add_argument(
         "--every",
         type=int,
         default=1,
         help="use the checkpoints whose step is a multiple of this (default: every one; the "
         "base model and the final adapter always)",
+    )
+    which.add_argument(
+        "--steps",
+        help="use the checkpoints at these steps, comma-separated, e.g. 100,200,400 (the base "
+        "model and the final adapter always)",
     )
     c.add_argument("--doc", help="also write the points as a table into a document's marker block")
     c.add_argument("--block", default="learning-curve", help="the marker block --doc rewrites")
@@ -199,6 +210,10 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     if args.every < 1:
         raise PresdepError(f"--every {args.every}: give a positive number of steps, e.g. 100")
+    try:
+        steps = None if args.steps is None else [int(x) for x in args.steps.split(",")]
+    except ValueError:
+        raise PresdepError(f"--steps {args.steps!r}: give step numbers, e.g. 100,200,400") from None
     series = {}
     for path in args.configs:
         cfg = load_training_config(path)
@@ -208,6 +223,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
             seed=args.seed,
             max_queries=args.max_queries,
             every=args.every,
+            steps=steps,
         )
     if args.png:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)

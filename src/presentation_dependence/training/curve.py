@@ -3,8 +3,9 @@
 For the base model (step 0) and each adapter snapshot ``<output_dir>/snapshots/step-<N>/``
 (written at every checkpoint when ``train.keep_snapshots`` is on) and the final ``adapter/``,
 the student is served through the ordinary reranker with
-``adapter_path`` and scored on the first ``max_queries`` held-out queries of the config's
-``splits.heldout`` in their given order and under M seeded shuffles
+``adapter_path`` and scored on ``max_queries`` held-out queries of the config's
+``splits.heldout`` (each source's share proportional to its size: :func:`.splits.stratified_head`)
+in their given order and under M seeded shuffles
 (:func:`~presentation_dependence.training.lambda_select.evaluate_heldout`): nDCG@10 in the
 given order and over the shuffles, τ-PSI, the score spread. Each point is cached in
 ``<output_dir>/curve/step-<step>.json`` with the key it was made from, so an interrupted curve
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from presentation_dependence.training.lambda_select import (
     student_reranker,
 )
 from presentation_dependence.training.resume import train_record
-from presentation_dependence.training.splits import load_queries
+from presentation_dependence.training.splits import load_queries, stratified_head
 
 __all__ = ["checkpoint_adapters", "curve_markdown", "learning_curve_points"]
 
@@ -37,19 +39,26 @@ log = logging.getLogger(__name__)
 _STEP = re.compile(r"^step-(\d+)$")
 
 
-def checkpoint_adapters(output_dir: str | Path, every: int = 1) -> list[tuple[int, Path]]:
+def checkpoint_adapters(
+    output_dir: str | Path, every: int = 1, steps: Sequence[int] | None = None
+) -> list[tuple[int, Path]]:
     """``(step, adapter folder)`` of every snapshot (``train.keep_snapshots``) whose step is a
-    multiple of ``every``, ascending, then the final adapter when it is later."""
+    multiple of ``every`` (or, given ``steps``, one of them), ascending, then the final adapter
+    when it is later."""
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
+    wanted = None if steps is None else set(steps)
     out = Path(output_dir)
     found: list[tuple[int, Path]] = []
     snaps = out / "snapshots"
     if snaps.is_dir():
         for p in snaps.iterdir():
             m = _STEP.match(p.name)
-            if m and int(m.group(1)) % every == 0 and (p / "adapter_model.safetensors").is_file():
-                found.append((int(m.group(1)), p))
+            if not m or not (p / "adapter_model.safetensors").is_file():
+                continue
+            step = int(m.group(1))
+            if (step in wanted) if wanted is not None else step % every == 0:
+                found.append((step, p))
     found.sort()
     final = out / "adapter"
     prov = train_record(out)
@@ -67,15 +76,17 @@ def learning_curve_points(
     seed: int = 0,
     max_queries: int | None = 40,
     every: int = 1,
+    steps: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable): the
-    base model (step 0), the snapshots whose step is a multiple of ``every``, the final adapter."""
+    base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
+    ``steps``), the final adapter."""
     out = cfg.resolved_output_dir
-    heldout = load_queries(cfg.splits.heldout)[:max_queries]
+    heldout = stratified_head(load_queries(cfg.splits.heldout), max_queries)
     points: list[dict[str, Any]] = []
     cache = out / "curve"
     cache.mkdir(parents=True, exist_ok=True)
-    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out, every)]
+    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out, every, steps)]
     for step, adapter in todo:
         key = {
             "adapter_sha256": "base" if adapter is None else adapter_sha256(adapter),

@@ -41,6 +41,30 @@ def load_queries(blocks: Sequence[DataConfig]) -> list[JudgedQuery]:
     return out
 
 
+def stratified_head(queries: Sequence[JudgedQuery], n: int | None) -> list[JudgedQuery]:
+    """``n`` of ``queries``, each source's share proportional to its size (largest remainder;
+    the first queries of each source, kept in their order); all of them when ``n`` is None or
+    not smaller. So a capped held-out set still has every source, not only the first one."""
+    if n is None or n >= len(queries):
+        return list(queries)
+    sizes: dict[str, int] = {}
+    for src, _, _ in queries:
+        sizes[src] = sizes.get(src, 0) + 1
+    exact = {src: n * k / len(queries) for src, k in sizes.items()}
+    take = {src: int(x) for src, x in exact.items()}
+    by_remainder = sorted(
+        sizes, key=lambda src: (-(exact[src] - take[src]), list(sizes).index(src))
+    )
+    for src in by_remainder[: n - sum(take.values())]:
+        take[src] += 1
+    out: list[JudgedQuery] = []
+    for q in queries:
+        if take[q[0]] > 0:
+            out.append(q)
+            take[q[0]] -= 1
+    return out
+
+
 def load_split(blocks: Sequence[DataConfig]) -> list[QueryRef]:
     """``(source, qid, text)`` of every query the data blocks give."""
     return [(s, r.query.qid, r.query.text) for s, r, _ in load_queries(blocks)]
