@@ -32,6 +32,7 @@ def cfg_for(tiny_model, silver_file, tmp_path, heldout_qids, test_qids, lambdas=
     return training_config_from_raw(
         {
             "variant": "oc_sft",
+            "output_dir": str(tmp_path / "student"),
             "views": 2,
             "lambda_": 1.0,
             "student": grade_block(tiny_model),
@@ -85,6 +86,16 @@ def test_selects_and_records_the_curve(tiny_model, silver_file, tmp_path):
     assert (
         Path(saved["curve"][0]["adapter"], "adapter_model.safetensors").stat().st_mtime_ns == stamp
     )
+
+
+@pytest.mark.slow
+def test_the_configs_own_lambda_is_the_configs_own_student(tiny_model, silver_file, tmp_path):
+    cfg = cfg_for(tiny_model, silver_file, tmp_path, ["10", "11"], ["12", "13"], (1.0, 2.0))
+    out = tmp_path / "sel"
+    result = run_lambda_selection(cfg, out_dir=out)
+    own = next(r for r in result["curve"] if r["lambda"] == cfg.lambda_)
+    assert Path(own["adapter"]) == cfg.resolved_output_dir / "adapter"
+    assert not (out / "lambda-1").exists() and (out / "lambda-2" / "adapter").is_dir()
 
 
 def test_choose_lambda_rule():

@@ -138,7 +138,10 @@ def run_lambda_selection(
     argv: Sequence[str] | None = None,
     silver: SilverSet | None = None,
 ) -> dict[str, Any]:
-    """Check the splits, train one OC-SFT student per λ, score them on held-out, choose."""
+    """Check the splits, train one OC-SFT student per λ, score them on held-out, choose.
+
+    The student at the config's own ``lambda_`` is the config's student in its ``output_dir``
+    (reused when finished); every other λ trains into ``<out_dir>/lambda-<λ>/``."""
     from presentation_dependence.training.trainer import train_student
 
     if cfg.variant != "oc_sft":
@@ -171,7 +174,14 @@ def run_lambda_selection(
     clear_model_cache()
     curve: list[dict[str, Any]] = []
     for lam in sel.lambdas:
-        sub = replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
+        # The config's own λ is the config's own student (trained, or trained here, into its
+        # output_dir): not a second copy of the same training.
+        own = math.isclose(float(lam), cfg.lambda_)
+        sub = (
+            cfg
+            if own
+            else replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
+        )
         if not train_student(sub, argv=argv, silver=silver).skipped:  # skipped: reused
             gc.collect()
         prov = train_record(sub.resolved_output_dir) or {}
