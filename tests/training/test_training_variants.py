@@ -4,6 +4,7 @@ learning curve over them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ pytest.importorskip("peft")
 from presentation_dependence.cli import main
 from presentation_dependence.records import Query
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.training import curve as curve_module
 from presentation_dependence.training.config import load_training_config
 from presentation_dependence.training.curve import (
     checkpoint_adapters,
@@ -105,7 +107,11 @@ def _candidates():
     return [Candidate(f"d{i}", f"passage {i} about fleas", i + 1) for i in range(3)]
 
 
-def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
+def _must_not_run(*args, **kwargs):
+    raise AssertionError("the base model was measured again")
+
+
+def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path, monkeypatch):
     cfg = student_cfg(tiny_model, silver_file, tmp_path / "s", **CURVE_RAW)
     train_student(cfg)
     steps = [s for s, _ in checkpoint_adapters(cfg.resolved_output_dir)]
@@ -120,6 +126,13 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
     assert sparse == [points[0], points[2]]
     listed = learning_curve_points(cfg, num_presentations=2, max_queries=2, steps=[1])
     assert listed == points  # step 1, then the final adapter (step 2)
+    # a second student served the same way on the same queries: its base point is not re-measured
+    shared: dict = {}
+    assert learning_curve_points(cfg, num_presentations=2, max_queries=2, base_points=shared)
+    monkeypatch.setattr(curve_module, "evaluate_heldout", _must_not_run)
+    other = dataclasses.replace(cfg, output_dir=str(tmp_path / "other"))
+    kw = {"num_presentations": 2, "max_queries": 2, "base_points": shared}
+    assert learning_curve_points(other, **kw) == [points[0]]
     table = curve_markdown({"s": points})
     assert table.count("\n| s | ") == 3 and f"| {points[1]['tau_psi']:.3f} |" in table
     # the command: the points from the cache, as a table in the doc's block and a plot

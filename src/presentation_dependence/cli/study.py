@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from presentation_dependence.cli import reproduction
 from presentation_dependence.cli.common import (
@@ -215,6 +216,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     except ValueError:
         raise PresdepError(f"--steps {args.steps!r}: give step numbers, e.g. 100,200,400") from None
     series = {}
+    base_points: dict[str, dict[str, Any]] = {}  # the base model measured once per serving
     for path in args.configs:
         cfg = load_training_config(path)
         series[cfg.id] = learning_curve_points(
@@ -224,6 +226,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
             max_queries=args.max_queries,
             every=args.every,
             steps=steps,
+            base_points=base_points,
         )
     if args.png:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)

@@ -14,10 +14,12 @@ resumes point by point; ``curve.json`` gathers them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +79,13 @@ def learning_curve_points(
     max_queries: int | None = 40,
     every: int = 1,
     steps: Sequence[int] | None = None,
+    base_points: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable): the
     base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
-    ``steps``), the final adapter."""
+    ``steps``), the final adapter. ``base_points`` (one dict passed for several students)
+    measures the base model once for students that serve it the same way on the same
+    queries."""
     out = cfg.resolved_output_dir
     heldout = stratified_head(load_queries(cfg.splits.heldout), max_queries)
     points: list[dict[str, Any]] = []
@@ -94,6 +99,11 @@ def learning_curve_points(
             "seed": seed,
             "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],
         }
+
+        shared = None
+        if adapter is None and base_points is not None:
+            blob = json.dumps({"student": cfg.student, **key}, sort_keys=True, default=str)
+            shared = hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
         def measure(step: int = step, adapter: Path | None = adapter) -> dict[str, Any]:
             reranker = student_reranker(cfg, adapter)
@@ -112,7 +122,13 @@ def learning_curve_points(
             )
             return point
 
-        points.append(cached(cache / f"step-{step:06d}.json", key, "point", measure))
+        make: Callable[[], dict[str, Any]] = measure
+        if shared is not None and base_points is not None and shared in base_points:
+            make = partial(dict, base_points[shared])  # measured for another student
+        point = cached(cache / f"step-{step:06d}.json", key, "point", make)
+        if shared is not None and base_points is not None:
+            base_points.setdefault(shared, point)
+        points.append(point)
     atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
     return points
 
