@@ -137,7 +137,7 @@ def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:
     """The learning curves as one table: a row per (student, checkpoint)."""
     rows = [
         "| student | step | held-out queries | nDCG@10 (given order) | nDCG@10 over shuffles "
-        "| τ-PSI | score variance |",
+        "| τ-PSI | score variance across presentations |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, points in series.items():
