@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 pytest.importorskip("peft")
 
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.training.config import training_config_from_raw
 from presentation_dependence.training.lambda_select import (
@@ -96,6 +98,31 @@ def test_the_configs_own_lambda_is_the_configs_own_student(tiny_model, silver_fi
     own = next(r for r in result["curve"] if r["lambda"] == cfg.lambda_)
     assert Path(own["adapter"]) == cfg.resolved_output_dir / "adapter"
     assert not (out / "lambda-1").exists() and (out / "lambda-2" / "adapter").is_dir()
+
+
+@pytest.mark.slow
+def test_selection_at_a_step_trains_only_the_chosen_run_to_the_end(
+    tiny_model, silver_file, tmp_path
+):
+    cfg = cfg_for(tiny_model, silver_file, tmp_path, ["10", "11"], ["12", "13"], (1.0, 2.0))
+    bad = dataclasses.replace(cfg, selection=dataclasses.replace(cfg.selection, at_step=1))
+    with pytest.raises(ConfigError, match="keep_snapshots: true"):
+        run_lambda_selection(bad, out_dir=tmp_path / "sel")
+    train = dataclasses.replace(cfg.train, max_steps=2, save_steps=1, keep_snapshots=True)
+    cfg = dataclasses.replace(bad, train=train)
+    out = tmp_path / "sel"
+    result = run_lambda_selection(cfg, out_dir=out)
+    assert result["at_step"] == 1 and [r["step"] for r in result["curve"]] == [1, 1]
+    for row in result["curve"]:
+        assert Path(row["adapter"]).name == "step-000001"
+    chosen = result["chosen_lambda"]
+    folders = {1.0: cfg.resolved_output_dir, 2.0: out / "lambda-2"}
+    assert (folders[chosen] / "adapter").is_dir()  # trained on to the end
+    assert not any((f / "adapter").exists() for lam, f in folders.items() if lam != chosen)
+    final = result["chosen_final"]
+    assert final["step"] == 2 and final["lambda"] == chosen
+    assert result["chosen_adapter"] == str(folders[chosen] / "adapter")
+    assert "chosen, trained to the end" in (out / "lambda_curve.md").read_text()
 
 
 def test_choose_lambda_rule():

@@ -231,6 +231,50 @@ def test_final_save_interrupted_then_refusals_noop_and_restart(
     assert [x["step"] for x in log_lines(out) if "loss" in x] == [1]
 
 
+def test_pause_then_train_on_gives_the_uninterrupted_adapter(
+    tiny_model, silver_file, silver, tmp_path
+):
+    """A run paused at step 3 (its schedule the full run's) holds the uninterrupted run's step-3
+    adapter as its snapshot, and trained on later ends with the uninterrupted run's adapter."""
+    ref_raw = raw_cfg(tiny_model, silver_file, tmp_path / "ref", epochs=2, save_steps=1)
+    ref_raw["train"]["keep_snapshots"] = True
+    ref = train_student(training_config_from_raw(ref_raw, "pause-test"), silver=silver)
+    assert ref.global_step == 6
+
+    no_snapshots = raw_cfg(tiny_model, silver_file, tmp_path / "x", epochs=2)
+    with pytest.raises(ConfigError, match="keep_snapshots: true"):
+        train_student(training_config_from_raw(no_snapshots, "pause-test"), pause_at=3)
+    out = tmp_path / "paused"
+    raw = raw_cfg(tiny_model, silver_file, out, epochs=2)
+    raw["train"]["keep_snapshots"] = True
+    cfg = training_config_from_raw(raw, "pause-test")
+    paused = train_student(cfg, silver=silver, pause_at=3)
+    assert paused.paused and not paused.skipped and paused.global_step == 3
+    assert paused.adapter_dir == out / "snapshots" / "step-000003"
+    assert not (out / "adapter").exists()  # not finished
+    step3 = tensors(paused.adapter_dir / "adapter_model.safetensors")
+    assert_same_tensors(
+        step3, tensors(ref.output_dir / "snapshots/step-000003/adapter_model.safetensors")
+    )
+
+    again = train_student(cfg, silver=silver, pause_at=3)  # paused before: nothing trains
+    assert again.skipped and again.paused and again.adapter_dir == paused.adapter_dir
+
+    done = train_student(cfg, silver=silver)  # trains on from the pause to the end
+    assert done.resumed_from_step == 3 and done.global_step == 6 and not done.paused
+    assert_same_tensors(
+        tensors(ref.adapter_dir / "adapter_model.safetensors"),
+        tensors(done.adapter_dir / "adapter_model.safetensors"),
+    )
+    assert [x["step"] for x in log_lines(out) if "loss" in x] == [1, 2, 3, 4, 5, 6]
+
+    # Finished: a pause at a kept step answers with its snapshot; at another step, a clear error.
+    kept = train_student(cfg, silver=silver, pause_at=4)
+    assert kept.skipped and not kept.paused and kept.adapter_dir.name == "step-000004"
+    with pytest.raises(ConfigError, match="without a snapshot of step 5"):
+        train_student(cfg, silver=silver, pause_at=5)
+
+
 def test_frozen_config_fills_defaults_and_skips_operational_keys(tiny_model, silver_file, tmp_path):
     """The training folder is a run folder: its config is frozen at the start; a folder made
     before a key existed, or run with other logging, saving or naming, is the same config."""

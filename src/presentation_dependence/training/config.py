@@ -229,6 +229,11 @@ class SelectionOptions:
     num_presentations: int = opt(5, "M shuffled presentations per held-out query")
     seed: int = opt(0, "seed of the held-out presentations")
     ndcg_k: int = opt(10, "nDCG cutoff")
+    at_step: int | None = opt(
+        None,
+        "compare the λ students at this step of their runs (each trained that far, its schedule "
+        "the full run's; the chosen one then trained to the end); null: each trained in full",
+    )
 
     def __post_init__(self) -> None:
         if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
@@ -239,6 +244,7 @@ class SelectionOptions:
             raise ConfigError(f"selection.lambdas repeats a value: {self.lambdas}")
         _positive("selection.num_presentations", self.num_presentations, minimum=2)
         _positive("selection.ndcg_k", self.ndcg_k)
+        _positive("selection.at_step", self.at_step, allow_none=True)
 
 
 @dataclass(frozen=True)

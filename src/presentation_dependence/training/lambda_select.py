@@ -11,6 +11,12 @@ same text: refused) and against the training queries (same text, or same qid in 
 source: refused). ``lambda_selection.json`` records the curve and the choice,
 ``lambda_curve.md`` shows it. Trained students and held-out scores are reused on a rerun when
 their config, adapter and held-out set are unchanged.
+
+``selection.at_step`` makes the selection cheaper: every λ's run trains only to that step (its
+learning-rate schedule still the full run's), the snapshots of that step are compared, and the
+chosen run alone trains on to the end; its final held-out scores are ``chosen_final``. The
+judgement call: a λ that wins at the step is assumed to win at the end. The learning curve
+(docs/TRAINING.md §9) is the evidence to check that against: the gap it measures opens early.
 """
 
 from __future__ import annotations
@@ -110,24 +116,59 @@ def cached(path: Path, key: dict[str, Any], name: str, make: Callable[[], Any]) 
     return value
 
 
+def evaluated_row(
+    sub: TrainingConfig,
+    adapter: Path,
+    key: dict[str, Any],
+    evaluate_student: Callable[[Path], dict[str, Any]],
+    at_step: int | None = None,
+) -> dict[str, Any]:
+    """The held-out scores of ``adapter`` (the student of ``sub``, or its snapshot of step
+    ``at_step``), cached in the student's folder under the adapter's hash."""
+    name = "heldout_eval.json" if at_step is None else f"heldout_eval_step-{at_step:06d}.json"
+    prov = train_record(sub.resolved_output_dir) or {}
+    evaluated = cached(
+        sub.resolved_output_dir / name,
+        {**key, "adapter_sha256": adapter_sha256(adapter)},
+        "result",
+        partial(evaluate_student, adapter),
+    )
+    return {
+        "adapter": str(adapter),
+        "step": prov.get("global_step") if at_step is None else at_step,
+        "train_loss": prov.get("train_loss") if at_step is None else None,
+        **evaluated,
+    }
+
+
 def _markdown(result: dict[str, Any]) -> str:
     head = (
-        "| λ | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
+        "| λ | step | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
         "presentations | train loss |"
     )
     lines = [f"# λ selection ({result['config_id']}, criterion {result['criterion']})", "", head]
-    lines.append("|---|---|---|---|---|---|---|")
-    for row in [result["base"], *result["curve"]]:
+    lines.append("|---|---|---|---|---|---|---|---|")
+    rows = [result["base"], *result["curve"]]
+    if result.get("at_step") is not None:
+        rows.append({**result["chosen_final"], "final": True})
+    for row in rows:
         lam = "base (no adapter)" if row["lambda"] is None else f"{row['lambda']:g}"
         if row.get("lambda") == result["chosen_lambda"]:
-            lam = f"**{lam}** (chosen)"
-        loss = row.get("train_loss")
+            lam = f"**{lam}** ({'chosen, trained to the end' if row.get('final') else 'chosen'})"
+        loss, step = row.get("train_loss"), row.get("step")
         lines.append(
-            f"| {lam} | {row['ndcg_given']:.4f} | {row['ndcg_mean']:.4f} | {row['tau_psi']:.4f} "
+            f"| {lam} | {'—' if step is None else step} | {row['ndcg_given']:.4f} "
+            f"| {row['ndcg_mean']:.4f} | {row['tau_psi']:.4f} "
             f"| {row['delta_ndcg']:.4f} | {row.get('score_var', float('nan')):.4f} "
             f"| {'—' if loss is None else f'{loss:.4f}'} |"
         )
-    lines += ["", f"{result['heldout_queries']} held-out queries, M={result['num_presentations']}."]
+    note = f"{result['heldout_queries']} held-out queries, M={result['num_presentations']}."
+    if result.get("at_step") is not None:
+        note += (
+            f" λ compared at step {result['at_step']} of each run (its schedule the full "
+            "run's); the chosen run then trained to the end."
+        )
+    lines += ["", note]
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +182,10 @@ def run_lambda_selection(
     """Check the splits, train one OC-SFT student per λ, score them on held-out, choose.
 
     The student at the config's own ``lambda_`` is the config's student in its ``output_dir``
-    (reused when finished); every other λ trains into ``<out_dir>/lambda-<λ>/``."""
+    (reused when finished); every other λ trains into ``<out_dir>/lambda-<λ>/``. With
+    ``selection.at_step`` the students are compared at that step's snapshot, each run paused
+    there (:func:`~.trainer.train_student`'s ``pause_at``), and only the chosen one trains on
+    to the end (``chosen_final``)."""
     from presentation_dependence.training.trainer import train_student
 
     if cfg.variant != "oc_sft":
@@ -162,6 +206,14 @@ def run_lambda_selection(
     check_disjoint("held-out queries", refs, "training", train_refs, qid_scope="source")
     if sel.criterion == "ndcg_mean" and any(not qrels for _, _, qrels in heldout):
         raise ConfigError("criterion ndcg_mean needs judgements for every held-out query")
+    if sel.at_step is not None and (
+        not cfg.train.keep_snapshots or sel.at_step % cfg.train.save_steps
+    ):
+        raise ConfigError(
+            f"selection.at_step {sel.at_step} compares the snapshots of that step. Fix: set "
+            f"train.keep_snapshots: true and pick a multiple of train.save_steps "
+            f"({cfg.train.save_steps})"
+        )
     out = Path(out_dir)
     evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
     key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
@@ -172,6 +224,8 @@ def run_lambda_selection(
     base_result = cached(out / "base_heldout_eval.json", key, "result", evaluate_student)
     base = {"lambda": None, **base_result}
     clear_model_cache()
+    at = sel.at_step
+    subs: dict[float, TrainingConfig] = {}
     curve: list[dict[str, Any]] = []
     for lam in sel.lambdas:
         # The config's own λ is the config's own student (trained, or trained here, into its
@@ -182,32 +236,32 @@ def run_lambda_selection(
             if own
             else replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
         )
-        if not train_student(sub, argv=argv, silver=silver).skipped:  # skipped: reused
+        subs[float(lam)] = sub
+        trained = train_student(sub, argv=argv, silver=silver, pause_at=at)
+        if not trained.skipped:
             gc.collect()
-        prov = train_record(sub.resolved_output_dir) or {}
-        adapter = sub.resolved_output_dir / "adapter"
-        evaluated = cached(
-            sub.resolved_output_dir / "heldout_eval.json",
-            {**key, "adapter_sha256": adapter_sha256(adapter)},
-            "result",
-            partial(evaluate_student, adapter),
-        )
         row = {
             "lambda": float(lam),
-            "adapter": str(adapter),
-            "train_loss": prov.get("train_loss"),
-            **evaluated,
+            **evaluated_row(sub, trained.adapter_dir, key, evaluate_student, at),
         }
         clear_model_cache()
         log.info("λ=%g: nDCG shuffled %.4f, τ-PSI %.4f", lam, row["ndcg_mean"], row["tau_psi"])
         curve.append(row)
     chosen = choose_lambda(curve, sel.criterion)
+    final = next(r for r in curve if math.isclose(r["lambda"], chosen))
+    if at is not None:  # the chosen student trains on from its step-`at` checkpoint to the end
+        sub = subs[chosen]
+        trained = train_student(sub, argv=argv, silver=silver)
+        final = {"lambda": chosen, **evaluated_row(sub, trained.adapter_dir, key, evaluate_student)}
+        clear_model_cache()
     result = {
         "config_id": cfg.id,
         "criterion": sel.criterion,
         "chosen_lambda": chosen,
-        "chosen_adapter": next(r["adapter"] for r in curve if math.isclose(r["lambda"], chosen)),
+        "chosen_adapter": final["adapter"],
+        "at_step": at,
         "curve": curve,
+        "chosen_final": final,
         "base": base,
         "heldout_queries": len(heldout),
         "heldout": [f"{s}/{q}" for s, q, _ in refs],

@@ -23,7 +23,14 @@ from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import Student, student_readout
 
-__all__ = ["EpochViews", "ReadoutTrainer", "Snapshots", "training_arguments"]
+__all__ = [
+    "EpochViews",
+    "PauseAt",
+    "ReadoutTrainer",
+    "Snapshots",
+    "snapshot_dir",
+    "training_arguments",
+]
 
 
 class ReadoutTrainer(Trainer):
@@ -109,6 +116,11 @@ class ReadoutTrainer(Trainer):
         super().log(logs, start_time)
 
 
+def snapshot_dir(out: Path, step: int) -> Path:
+    """Where :class:`Snapshots` keeps the adapter of step ``step`` of the run in ``out``."""
+    return out / "snapshots" / f"step-{step:06d}"
+
+
 class Snapshots(TrainerCallback):
     """Copies the adapter of every saved checkpoint to ``<out>/snapshots/step-<N>/`` (kept after
     training, unlike the checkpoints) for learning curves; atomic per snapshot."""
@@ -120,7 +132,7 @@ class Snapshots(TrainerCallback):
         if not state.is_world_process_zero:
             return
         src = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        dst = self.out / "snapshots" / f"step-{state.global_step:06d}"
+        dst = snapshot_dir(self.out, state.global_step)
         if dst.exists() or not (src / "adapter_model.safetensors").is_file():
             return
         tmp = dst.with_name(dst.name + ".tmp")
@@ -129,6 +141,20 @@ class Snapshots(TrainerCallback):
         for name in ("adapter_model.safetensors", "adapter_config.json"):
             shutil.copy2(src / name, tmp / name)
         tmp.rename(dst)
+
+
+class PauseAt(TrainerCallback):
+    """Ends training after step ``step`` with a checkpoint: a pause at a planned step of the
+    run, whose schedule (learning rate, epochs) stays the full run's. Rerun without it, the
+    training resumes from that checkpoint to the end, as after a kill."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.global_step >= self.step:
+            control.should_save = True
+            control.should_training_stop = True
 
 
 class EpochViews(TrainerCallback):

@@ -77,6 +77,7 @@ OPERATIONAL_KEYS = (
     "train.save_total_limit",
     "train.keep_snapshots",
     "train.num_threads",
+    "selection",  # how a student is chosen among others (select_lambda), not how it trains
 )
 _STEP = re.compile(r"^checkpoint-(\d+)$")
 

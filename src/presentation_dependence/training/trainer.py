@@ -44,6 +44,7 @@ import yaml
 from accelerate import PartialState
 from transformers import PrinterCallback, TrainerCallback
 
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.runners.run_folder import RunFolder
@@ -54,8 +55,10 @@ from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
     EpochViews,
+    PauseAt,
     ReadoutTrainer,
     Snapshots,
+    snapshot_dir,
     training_arguments,
 )
 from presentation_dependence.training.resume import (
@@ -85,7 +88,8 @@ class TrainOutcome:
     and ``trainer`` are None). ``resumed_from_step``: the checkpoint step training resumed at.
     ``train_loss`` is the mean loss over every step of the run, resumed or not.
     ``is_main_process``: the Trainer's world process zero (the launcher's ``RANK`` 0 when
-    nothing ran).
+    nothing ran). ``paused``: training stopped at the ``pause_at`` step (now or in an earlier
+    call); ``adapter_dir`` is that step's snapshot and nothing is saved as finished.
     """
 
     output_dir: Path
@@ -98,6 +102,7 @@ class TrainOutcome:
     is_main_process: bool
     skipped: bool = False
     resumed_from_step: int | None = None
+    paused: bool = False
 
 
 def _save(
@@ -143,6 +148,7 @@ def train_student(
     student: Student | None = None,
     restart: bool = False,
     callbacks: Sequence[TrainerCallback] = (),
+    pause_at: int | None = None,
 ) -> TrainOutcome:
     """Train the student ``cfg`` describes; save adapter, config and provenance (main process).
 
@@ -150,25 +156,43 @@ def train_student(
     A finished ``output_dir`` of the same config is left as it is; checkpoints of the same
     config and data are resumed from; either of another config is refused unless ``restart``
     (which discards them). ``callbacks`` are added to the Trainer's, after this module's.
+
+    ``pause_at``: stop after that step with a checkpoint, the schedule still the full run's
+    (a rerun without it trains on to the end, as after a kill); the outcome's ``adapter_dir``
+    is the step's snapshot, also when the run had paused or finished before (which needs
+    ``train.keep_snapshots``).
     """
     out = cfg.resolved_output_dir
     main = int(os.environ.get("RANK", "0")) == 0
+    snap = None if pause_at is None else snapshot_dir(out, pause_at)
+    if snap is not None and not cfg.train.keep_snapshots:
+        raise ConfigError(
+            f"{cfg.id}: pausing at step {pause_at} needs the step's snapshot. "
+            "Fix: set train.keep_snapshots: true"
+        )
     if not restart:
         prov = finished_provenance(out, cfg)  # refuses another config before anything loads
-        if prov is not None:
+        if prov is not None or (snap is not None and snap.is_dir()):
+            prov = prov or {}
+            if snap is not None and not snap.is_dir():
+                raise ConfigError(
+                    f"{out} holds a finished student without a snapshot of step {pause_at}. "
+                    f"Fix: pause at a multiple of train.save_steps ({cfg.train.save_steps})"
+                )
             return TrainOutcome(
                 output_dir=out,
-                adapter_dir=out / "adapter",
-                global_step=int(prov.get("global_step", 0)),
+                adapter_dir=snap if snap is not None else out / "adapter",
+                global_step=int(prov.get("global_step", pause_at or 0)),
                 train_loss=float(prov.get("train_loss", float("nan"))),
                 log_history=list(prov.get("log_history", [])),
                 student=None,
                 trainer=None,
                 is_main_process=main,
                 skipped=True,
+                paused=snap is not None and not prov,
             )
     with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
-        return _train(cfg, argv, silver, student, restart, callbacks)
+        return _train(cfg, argv, silver, student, restart, callbacks, pause_at)
 
 
 def _train(
@@ -178,6 +202,7 @@ def _train(
     student: Student | None,
     restart: bool,
     callbacks: Sequence[TrainerCallback],
+    pause_at: int | None,
 ) -> TrainOutcome:
     out = cfg.resolved_output_dir
     if cfg.train.num_threads:
@@ -224,6 +249,11 @@ def _train(
     checkpoint = latest_checkpoint(out / CHECKPOINTS)
     ckpt_state = checkpoint_state(checkpoint) if checkpoint is not None else {}
     resumed_step = int(ckpt_state["global_step"]) if checkpoint is not None else None
+    if pause_at is not None and resumed_step is not None and resumed_step >= pause_at:
+        raise ConfigError(
+            f"{checkpoint} is past step {pause_at} and no snapshot of step {pause_at} is kept: "
+            "the pause cannot be reproduced. Fix: train on without pause_at, or --restart"
+        )
     trainer = ReadoutTrainer(
         model=student.model,
         args=args,
@@ -234,6 +264,7 @@ def _train(
             CheckpointMarker(cfg.train.save_total_limit),
             *([Snapshots(out)] if cfg.train.keep_snapshots else []),
             ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
+            *([PauseAt(pause_at)] if pause_at is not None else []),
             *callbacks,
         ],
         grade_token_ids=student.grade_token_ids,
@@ -277,6 +308,21 @@ def _train(
         global_step = int(trainer.state.global_step)
     seconds = time.perf_counter() - t0
     train_loss = run_loss(history)
+    if pause_at is not None and global_step < int(trainer.state.max_steps):
+        log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
+        trainer.accelerator.wait_for_everyone()
+        return TrainOutcome(
+            output_dir=out,
+            adapter_dir=snapshot_dir(out, global_step),
+            global_step=global_step,
+            train_loss=train_loss,
+            log_history=history,
+            student=student,
+            trainer=trainer,
+            is_main_process=bool(trainer.is_world_process_zero()),
+            resumed_from_step=resumed_step,
+            paused=True,
+        )
     adapter = out / "adapter"
     if trainer.is_world_process_zero():
         silver_info = [
