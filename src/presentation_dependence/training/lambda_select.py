@@ -186,6 +186,7 @@ def run_lambda_selection(
     ``selection.at_step`` the students are compared at that step's snapshot, each run paused
     there (:func:`~.trainer.train_student`'s ``pause_at``), and only the chosen one trains on
     to the end (``chosen_final``)."""
+    # The train extra (peft, accelerate) is needed to train, not to score (curve.py, the CLI).
     from presentation_dependence.training.trainer import train_student
 
     if cfg.variant != "oc_sft":

@@ -308,23 +308,11 @@ def _train(
         global_step = int(trainer.state.global_step)
     seconds = time.perf_counter() - t0
     train_loss = run_loss(history)
-    if pause_at is not None and global_step < int(trainer.state.max_steps):
+    paused = pause_at is not None and global_step < int(trainer.state.max_steps)
+    adapter = snapshot_dir(out, global_step) if paused else out / "adapter"
+    if paused:
         log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
-        trainer.accelerator.wait_for_everyone()
-        return TrainOutcome(
-            output_dir=out,
-            adapter_dir=snapshot_dir(out, global_step),
-            global_step=global_step,
-            train_loss=train_loss,
-            log_history=history,
-            student=student,
-            trainer=trainer,
-            is_main_process=bool(trainer.is_world_process_zero()),
-            resumed_from_step=resumed_step,
-            paused=True,
-        )
-    adapter = out / "adapter"
-    if trainer.is_world_process_zero():
+    elif trainer.is_world_process_zero():
         silver_info = [
             {
                 k: h.get(k)
@@ -373,4 +361,5 @@ def _train(
         trainer=trainer,
         is_main_process=bool(trainer.is_world_process_zero()),
         resumed_from_step=resumed_step,
+        paused=paused,
     )
