@@ -102,3 +102,29 @@ def test_select_lambda_refuses_heldout_queries_of_the_test_set(
     out = tmp_path / "selection"
     assert main(["select-lambda", str(cfg), "--out", str(out)]) == 2
     assert "overlap the test" in caplog.text and not out.exists()
+
+
+@pytest.mark.slow
+def test_select_lambda_writes_its_curve_into_a_document(tiny_model: str, tmp_path) -> None:
+    pytest.importorskip("peft")
+    from tests.training.test_lambda_select import fixture_of
+
+    cfg = _config(
+        tmp_path,
+        "sel",
+        tiny_model,
+        splits={
+            "heldout": [fixture_of(tmp_path / "heldout.jsonl", ["10", "11"])],
+            "test": [fixture_of(tmp_path / "test.jsonl", ["12"])],
+        },
+        selection={"lambdas": [0.5], "num_presentations": 2},
+    )
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "before\n<!-- lambda-selection:start -->\nold\n<!-- lambda-selection:end -->\nafter\n"
+    )
+    assert main(["silver", str(cfg)]) == 0
+    assert main(["select-lambda", str(cfg), "--out", str(tmp_path / "sel"), "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "\nold\n" not in text
+    assert "| **0.5** (chosen) |" in text and "2 held-out queries, M=2." in text

@@ -84,6 +84,8 @@ def register(sub: Subparsers) -> None:
     )
     add_config(sl, "an oc_sft training config (configs/self-distill/oc-sft.yaml)")
     add_out(sl, "folder of the λ students and the curve", required=True)
+    sl.add_argument("--doc", help="also write the curve into a document's marker block")
+    sl.add_argument("--block", default="lambda-selection", help="the marker block --doc rewrites")
 
 
 def _training_config(args: argparse.Namespace, extra: Sequence[str] = ()) -> TrainingConfig:
@@ -129,10 +131,17 @@ def _cmd_train(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_select_lambda(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.lambda_select import run_lambda_selection
+    from presentation_dependence.report.markers import splice_file
+    from presentation_dependence.training.lambda_select import (
+        lambda_markdown,
+        run_lambda_selection,
+    )
 
     cfg = _training_config(args)
     result = run_lambda_selection(cfg, out_dir=args.out, argv=argv)
     sys.stdout.write(f"chosen lambda: {result['chosen_lambda']:g} ({result['criterion']})\n")
     log.info("wrote %s", Path(args.out) / "lambda_selection.json")
+    if args.doc:
+        splice_file(args.doc, args.block, lambda_markdown(result))
+        log.info("wrote the %s block of %s", args.block, args.doc)
     return EXIT_OK

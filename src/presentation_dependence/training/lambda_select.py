@@ -54,7 +54,7 @@ from presentation_dependence.training.splits import (
     load_split,
 )
 
-__all__ = ["choose_lambda", "evaluate_heldout", "run_lambda_selection"]
+__all__ = ["choose_lambda", "evaluate_heldout", "lambda_markdown", "run_lambda_selection"]
 
 log = logging.getLogger(__name__)
 
@@ -141,12 +141,12 @@ def evaluated_row(
     }
 
 
-def _markdown(result: dict[str, Any]) -> str:
+def lambda_markdown(result: dict[str, Any]) -> str:
     head = (
         "| λ | step | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
         "presentations | train loss |"
     )
-    lines = [f"# λ selection ({result['config_id']}, criterion {result['criterion']})", "", head]
+    lines = [f"λ selection ({result['config_id']}, criterion {result['criterion']}):", "", head]
     lines.append("|---|---|---|---|---|---|---|---|")
     rows = [result["base"], *result["curve"]]
     if result.get("at_step") is not None:
@@ -276,6 +276,6 @@ def run_lambda_selection(
     atomic_write_text(
         out / "lambda_selection.json", json.dumps(result, indent=1, default=str) + "\n"
     )
-    atomic_write_text(out / "lambda_curve.md", _markdown(result))
+    atomic_write_text(out / "lambda_curve.md", lambda_markdown(result))
     log.info("chose λ=%g (%s); wrote %s", chosen, sel.criterion, out / "lambda_selection.json")
     return result
