@@ -5,6 +5,7 @@ learning curve over them."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from presentation_dependence.training.config import load_training_config
 from presentation_dependence.training.curve import (
     checkpoint_adapters,
     curve_markdown,
+    curve_paired,
     learning_curve_points,
 )
 from presentation_dependence.training.resume import train_record
@@ -150,3 +152,23 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path, monk
     assert curve_markdown({load_training_config(path).id: [points[0], points[2]]}) in text
     assert main([*args, "--every", "0"]) == 2
     assert main([*args, "--steps", "1,x"]) == 2
+    assert main([*args, "--paired-against", "nobody"]) == 2
+
+    # Paired against another series: the per-query differences of the last points.
+    assert all(set(p["per_query"]) == set(points[0]["per_query"]) for p in points)
+    paired = curve_paired({"s": points, "base": [points[0]]}, "base")
+    for metric in ("ndcg_mean", "tau_psi"):
+        assert f"{points[2][metric] - points[0][metric]:+.3f} [" in paired
+    assert paired.count("\n| s | 2 | 2 | ") == 1
+    # A point cached before per-query scores were kept is measured again when they are needed.
+    cached_file = cfg.resolved_output_dir / "curve" / "step-000001.json"
+    saved = json.loads(cached_file.read_text())
+    del saved["point"]["per_query"]
+    cached_file.write_text(json.dumps(saved))
+    again = learning_curve_points(cfg, num_presentations=2, max_queries=2, steps=[1])
+    assert "per_query" not in again[1]  # reused as cached
+    monkeypatch.undo()
+    again = learning_curve_points(
+        cfg, num_presentations=2, max_queries=2, steps=[1], per_query=True
+    )
+    assert again[1] == points[1]

@@ -110,6 +110,12 @@ def register(sub: Subparsers) -> None:
     )
     c.add_argument("--doc", help="also write the points as a table into a document's marker block")
     c.add_argument("--block", default="learning-curve", help="the marker block --doc rewrites")
+    c.add_argument(
+        "--paired-against",
+        metavar="ID",
+        help="also compare each student's last point with this student's, paired over the "
+        "held-out queries (bootstrap CI); points cached without per-query scores are remeasured",
+    )
     j = command(actions, "judge", _cmd_judge, "a judge study: each config into <root>/<id>/")
     j.add_argument("configs", nargs="*", help="judge configs (default: configs/judge/study/*.yaml)")
     j.add_argument("--root", default="runs/judge/study", help="where the study writes")
@@ -207,7 +213,11 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.report.figures import learning_curve
     from presentation_dependence.report.markers import splice_file
     from presentation_dependence.training.config import load_training_config
-    from presentation_dependence.training.curve import curve_markdown, learning_curve_points
+    from presentation_dependence.training.curve import (
+        curve_markdown,
+        curve_paired,
+        learning_curve_points,
+    )
 
     if args.every < 1:
         raise PresdepError(f"--every {args.every}: give a positive number of steps, e.g. 100")
@@ -227,6 +237,11 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
             every=args.every,
             steps=steps,
             base_points=base_points,
+            per_query=args.paired_against is not None,
+        )
+    if args.paired_against is not None and args.paired_against not in series:
+        raise PresdepError(
+            f"--paired-against {args.paired_against}: not one of the students ({', '.join(series)})"
         )
     if args.png:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
@@ -234,6 +249,8 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
         log.info("wrote %s", args.png)
     if args.doc:
         text = curve_markdown(series)
+        if args.paired_against is not None:
+            text += "\n" + curve_paired(series, args.paired_against, seed=args.seed)
         if args.png:
             rel = os.path.relpath(args.png, Path(args.doc).parent)
             text += f"\n![Learning curves on the held-out split]({rel})\n"

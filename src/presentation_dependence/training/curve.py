@@ -23,7 +23,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.metrics.stats import paired_bootstrap
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.training.config import TrainingConfig
@@ -35,9 +38,10 @@ from presentation_dependence.training.lambda_select import (
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.splits import load_queries, stratified_head
 
-__all__ = ["checkpoint_adapters", "curve_markdown", "learning_curve_points"]
+__all__ = ["checkpoint_adapters", "curve_markdown", "curve_paired", "learning_curve_points"]
 
 log = logging.getLogger(__name__)
+PER_QUERY = ("ndcg_given", "ndcg_mean", "tau_psi")
 _STEP = re.compile(r"^step-(\d+)$")
 
 
@@ -80,12 +84,15 @@ def learning_curve_points(
     every: int = 1,
     steps: Sequence[int] | None = None,
     base_points: dict[str, dict[str, Any]] | None = None,
+    per_query: bool = False,
 ) -> list[dict[str, Any]]:
     """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable): the
     base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
     ``steps``), the final adapter. ``base_points`` (one dict passed for several students)
     measures the base model once for students that serve it the same way on the same
-    queries."""
+    queries. Points keep their per-query scores (``per_query``: nDCG@10 given and over the
+    shuffles, τ-PSI); with ``per_query`` a cached point made before they were kept is
+    measured again."""
     out = cfg.resolved_output_dir
     heldout = stratified_head(load_queries(cfg.splits.heldout), max_queries)
     points: list[dict[str, Any]] = []
@@ -112,6 +119,9 @@ def learning_curve_points(
             )
             clear_model_cache()
             point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
+            point["per_query"] = {
+                q: {k: m[k] for k in PER_QUERY} for q, m in result["per_query"].items()
+            }
             log.info(
                 "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
                 cfg.id,
@@ -125,7 +135,12 @@ def learning_curve_points(
         make: Callable[[], dict[str, Any]] = measure
         if shared is not None and base_points is not None and shared in base_points:
             make = partial(dict, base_points[shared])  # measured for another student
-        point = cached(cache / f"step-{step:06d}.json", key, "point", make)
+        path = cache / f"step-{step:06d}.json"
+        if per_query and path.is_file():
+            old = json.loads(path.read_text(encoding="utf-8")).get("point") or {}
+            if "per_query" not in old:
+                path.unlink()  # measured before per-query scores were kept
+        point = cached(path, key, "point", make)
         if shared is not None and base_points is not None:
             base_points.setdefault(shared, point)
         points.append(point)
@@ -146,4 +161,36 @@ def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:
                 f"| {name} | {p['step']} | {p['num_queries']} | {p['ndcg_given']:.3f} "
                 f"| {p['ndcg_mean']:.3f} | {p['tau_psi']:.3f} | {p['score_var']:.4f} |"
             )
+    return "\n".join(rows) + "\n"
+
+
+def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, seed: int = 0) -> str:
+    """Each student's last point against ``reference``'s last point, paired over the held-out
+    queries: mean difference (student − reference) with its seeded paired-bootstrap 95% CI
+    (:func:`~presentation_dependence.metrics.stats.paired_bootstrap`), for nDCG@10 over the
+    shuffles and τ-PSI."""
+    if reference not in series:
+        raise ValueError(f"--paired-against {reference!r}: not one of {', '.join(series)}")
+    ref = series[reference][-1]
+    rows = [
+        f"Paired over the held-out queries against `{reference}` at its last step (difference = "
+        "student − reference; seeded paired bootstrap, 95% CI):",
+        "",
+        "| student | step | queries | ΔnDCG@10 over shuffles [95% CI] | Δτ-PSI [95% CI] |",
+        "|---|---|---|---|---|",
+    ]
+    for name, points in series.items():
+        last = points[-1]
+        if name == reference:
+            continue
+        if "per_query" not in last or "per_query" not in ref:
+            raise ValueError(f"{name}: points without per-query scores (measure with per_query)")
+        keys = sorted(set(last["per_query"]) & set(ref["per_query"]))
+        cells = []
+        for metric in ("ndcg_mean", "tau_psi"):
+            a = [last["per_query"][q][metric] for q in keys]
+            b = [ref["per_query"][q][metric] for q in keys]
+            r = paired_bootstrap(a, b, rng=np.random.default_rng(seed))
+            cells.append(f"{r['mean_diff']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
+        rows.append(f"| {name} | {last['step']} | {len(keys)} | {cells[0]} | {cells[1]} |")
     return "\n".join(rows) + "\n"
