@@ -44,6 +44,7 @@ from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.robustness.analysis import query_metrics
+from presentation_dependence.runners.progress import progress
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet, read_silver
@@ -70,7 +71,7 @@ def evaluate_heldout(
     """Mean nDCG@k in the given order and over M shuffles, τ-PSI and friends, over queries."""
     rob = RobustnessConfig(num_presentations=num_presentations, ndcg_k=ndcg_k)
     per_query: dict[str, dict[str, float]] = {}
-    for source, req, qrels in heldout:
+    for source, req, qrels in progress(heldout, "held-out evaluation", unit="query"):
         cands = list(req.candidates)
         n = len(cands)
         grades = np.array([qrels.get(c.docid, 0) for c in cands], dtype=np.float64)
