@@ -23,12 +23,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.metrics.stats import paired_bootstrap
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.rerankers.grade import clear_model_cache
+from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.lambda_select import (
     cached,
@@ -190,7 +189,7 @@ def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, see
         for metric in ("ndcg_mean", "tau_psi"):
             a = [last["per_query"][q][metric] for q in keys]
             b = [ref["per_query"][q][metric] for q in keys]
-            r = paired_bootstrap(a, b, rng=np.random.default_rng(seed))
+            r = paired_bootstrap(a, b, rng=rng_from(seed, name, metric))
             cells.append(f"{r['mean_diff']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
         rows.append(f"| {name} | {last['step']} | {len(keys)} | {cells[0]} | {cells[1]} |")
     return "\n".join(rows) + "\n"
