@@ -128,3 +128,28 @@ def test_select_lambda_writes_its_curve_into_a_document(tiny_model: str, tmp_pat
     text = doc.read_text()
     assert text.startswith("before\n") and text.endswith("after\n") and "\nold\n" not in text
     assert "| **0.5** (chosen) |" in text and "2 held-out queries, M=2." in text
+
+
+def test_train_pause_at_stops_at_the_snapshot_and_a_rerun_trains_on(
+    silvered: dict, tmp_path, capsys
+) -> None:
+    """``--pause-at`` is the pause of ``select-lambda`` from the command line: the run stops
+    with that step's snapshot (printed), and the same command without it trains to the end."""
+    pytest.importorskip("peft")
+    out = tmp_path / "paused"
+    args = [
+        "train",
+        str(silvered["cli"]),
+        *("-o", f"output_dir={out}", "-o", "train.max_steps=2"),
+        *("-o", "train.save_steps=1", "-o", "train.keep_snapshots=true"),
+    ]
+    capsys.readouterr()
+    assert main([*args, "--pause-at", "1"]) == 0
+    snapshot = Path(capsys.readouterr().out.strip())
+    assert snapshot.parent.parent == out and (snapshot / "adapter_model.safetensors").is_file()
+    assert not (out / "adapter").exists()
+    assert main([*args, "--pause-at", "1"]) == 0  # paused before: nothing trains
+    assert Path(capsys.readouterr().out.strip()) == snapshot
+    assert main(args) == 0
+    assert (out / "adapter" / "adapter_model.safetensors").is_file()
+    assert main([*args, "--pause-at", "0"]) == 2

@@ -29,6 +29,7 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("experiments/", lambda p: load_experiment_config(p, environ={})),
     ("judge/", load_judge_config),
     ("study/content-study.yaml", load_plan),
+    ("study/content-study-rest.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
     ("reader/", lambda p: load_reader_config(str(p))),

@@ -1,7 +1,7 @@
 """``presdep silver | train | select-lambda``: silver labels and students (docs/TRAINING.md).
 
 presdep silver CONFIG [--override KEY=VALUE ...] [--shard K/N] [--force]   (= scripts/train/make_silver.py)
-presdep train CONFIG [--override KEY=VALUE ...] [--lambda-from FILE] [--restart]
+presdep train CONFIG [--override KEY=VALUE ...] [--lambda-from FILE] [--restart] [--pause-at STEP]
     (= scripts/train/train_student.py; multi-GPU: accelerate launch -m presentation_dependence.cli train CONFIG)
 presdep select-lambda CONFIG --out DIR [--override KEY=VALUE ...]   (= scripts/train/select_lambda.py)
 """
@@ -71,6 +71,14 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="discard the output_dir's checkpoints and student and train from scratch",
     )
+    t.add_argument(
+        "--pause-at",
+        type=int,
+        metavar="STEP",
+        help="stop at this step with a checkpoint, the learning-rate schedule still the full "
+        "run's (a rerun without it trains on); e.g. the runs that 'select-lambda' compares "
+        "at selection.at_step, trained in parallel beforehand",
+    )
 
     sl = command(
         sub,
@@ -124,7 +132,9 @@ def _cmd_train(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     extra = [f"lambda_={chosen_lambda(args.lambda_from)}"] if args.lambda_from else []
     cfg = _training_config(args, extra)
-    outcome = train_student(cfg, argv=argv, restart=args.restart)
+    if args.pause_at is not None and args.pause_at < 1:
+        raise ConfigError(f"--pause-at {args.pause_at}: expected a step >= 1")
+    outcome = train_student(cfg, argv=argv, restart=args.restart, pause_at=args.pause_at)
     if outcome.is_main_process:
         sys.stdout.write(f"{outcome.adapter_dir}\n")
     return EXIT_OK

@@ -50,7 +50,8 @@ CHOSEN = "<chosen adapter of {selection}>"
 @dataclass(frozen=True)
 class Step:
     """One command; ``done`` names a file whose existence means the step can be skipped;
-    ``blocked`` why it cannot run (it is skipped with that reason)."""
+    ``blocked`` why it cannot run (it is skipped with that reason); ``wait_for`` a file that
+    another lane writes (the step waits until it exists, e.g. the silver labels)."""
 
     name: str
     argv: list[str]
@@ -58,6 +59,7 @@ class Step:
     needs_chosen_adapter: bool = field(default=False)
     lane: str = "main"
     blocked: str | None = None
+    wait_for: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
     ``{python}`` in an argv item is replaced by ``python``; ``done`` names the file whose
     existence marks the step finished (steps without one always run: they resume or are
     no-ops themselves); ``lane`` groups steps that one process runs in order, so two lanes
-    can share the machine (``run_cpu_study.py --plan FILE --lane NAME``).
+    can share the machine (``run_cpu_study.py --plan FILE --lane NAME``); ``wait_for`` names
+    a file of another lane that the step needs (it waits until the file exists).
     """
 
     def build(raw: dict[str, Any], stem: str) -> list[Step]:

@@ -98,19 +98,36 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
-# glibc keeps freed blocks above its adaptive mmap threshold in a fragmenting heap: training
-# processes grew to 10.7-13 GB RSS and were OOM-killed on 23 GB; with a fixed 128 KiB threshold
-# the same students ran at 1.7-3.7 GB (docs/TRAINING.md §9). A value set by the user wins.
+# glibc's allocator, pinned for every step (a value set by the user wins). Its adaptive mmap
+# threshold keeps freed blocks in a fragmenting heap: training processes grew to 10.7-13 GB RSS
+# and were OOM-killed on 23 GB. A fixed 128 KiB threshold bounded them (1.7-3.7 GB) but sent
+# every activation through mmap/munmap: system time exceeded user time (6.8e8 minor faults)
+# and OC-SFT steps took 23-31 s. A fixed 32 MiB threshold with a 256 MiB trim threshold keeps
+# the bound and cuts system time to about 1% of user time (docs/TRAINING.md §9).
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "2",
-    "MALLOC_MMAP_THRESHOLD_": "131072",
-    "MALLOC_TRIM_THRESHOLD_": "131072",
+    "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+    "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
 }
 
 
 def step_env() -> dict[str, str]:
     """The environment of a step: this process's, with :data:`ALLOCATOR_ENV` where unset."""
     return {**ALLOCATOR_ENV, **os.environ}
+
+
+WAIT_POLL_S = 30.0  # how often a waiting step looks for its file
+WAIT_LOG_S = 600.0  # how often it says it is still waiting
+
+
+def wait_for_file(path: Path, name: str) -> None:
+    """Block until ``path`` exists (another lane writes it), logging now and then."""
+    waited = 0.0
+    while not path.exists():
+        if waited % WAIT_LOG_S < WAIT_POLL_S:
+            log.info("%s waits for %s (another lane writes it; %.0f s so far)", name, path, waited)
+        time.sleep(WAIT_POLL_S)
+        waited += WAIT_POLL_S
 
 
 def run_steps(
@@ -137,6 +154,8 @@ def run_steps(
         if step.done and Path(step.done).exists():
             log.info("skip %s: %s exists", step.name, step.done)
             continue
+        if step.wait_for:
+            wait_for_file(Path(step.wait_for), step.name)
         line = shlex.join(argv := resolve(step))
         log.info("step %s (%s UTC): %s", step.name, utc_now(), line)
         t0 = time.perf_counter()
