@@ -82,6 +82,18 @@ def register(sub: Subparsers) -> None:
         help="the marker block --doc rewrites (default study-table, §6 of docs/TRAINING.md; "
         "the content study of §9 is content-study-table)",
     )
+    a = command(
+        actions,
+        "archive",
+        _cmd_archive,
+        "copy run folders' summary files (the tables' inputs) where git keeps them",
+        description="Copies each run folder's summary files (resolved_config.yaml, "
+        "provenance.json, metrics.json, psi/psi_metrics.json, ...; never per-query results, "
+        "texts or checkpoints) into DEST/<folder name>/, and a plain file (a steps.jsonl) into "
+        "DEST, so that 'study table' renders again from a clean clone.",
+    )
+    a.add_argument("sources", nargs="+", help="finished run folders (or files) to archive")
+    a.add_argument("--to", required=True, help="e.g. docs/results/content-study/dl19")
     c = command(
         actions, "curve", _cmd_curve, "learning curves of trained students on held-out queries"
     )
@@ -205,6 +217,14 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
         log.info("wrote the %s block of %s", args.block, args.doc)
     if not args.out and not args.doc:
         sys.stdout.write(table)
+    return EXIT_OK
+
+
+def _cmd_archive(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.runners.archive import archive_summaries
+
+    for path in archive_summaries(args.sources, args.to):
+        sys.stdout.write(f"{path}\n")
     return EXIT_OK
 
 

@@ -287,9 +287,9 @@ def run_units(
     )
     done = len(mine) - len(todo)
     log.info(
-        "%d %ss in this shard: %d done earlier, %d to compute",
-        len(mine),
+        "%s units in this shard: %d, %d done earlier, %d to compute",
         stage.unit,
+        len(mine),
         done,
         len(todo),
     )

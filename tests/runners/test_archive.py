@@ -1,0 +1,64 @@
+"""``runners/archive.py`` and ``presdep study archive``: a run folder's summary, kept by git."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from presentation_dependence.cli import main
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.runners.archive import archive_summaries, archive_summary
+from presentation_dependence.training.study import study_table
+from tests.training.test_study_and_bench import _fake_run
+
+
+def _run_folder(folder: Path, ndcg: float, tau: float) -> Path:
+    _fake_run(folder, ndcg, tau=tau, spread=0.3)
+    (folder / "resolved_config.yaml").write_text("reranker:\n  reranker_class: GradeReranker\n")
+    (folder / "per_query_results").mkdir()
+    (folder / "per_query_results" / "q1.json").write_text(json.dumps({"text": "a passage"}))
+    (folder / "psi" / "per_query").mkdir()
+    (folder / "psi" / "per_query" / "q1.npz").write_bytes(b"scores")
+    return folder
+
+
+def test_archive_keeps_the_summary_files_only_and_the_table_renders_the_same(tmp_path) -> None:
+    runs = tmp_path / "runs"
+    folders = [
+        _run_folder(runs / "off-the-shelf", 0.4, 0.5),
+        _run_folder(runs / "oc-sft", 0.45, 0.2),
+    ]
+    kept = tmp_path / "docs" / "dl19"
+    written = archive_summaries(folders, kept)
+    copied = sorted(p.relative_to(kept).as_posix() for p in written)
+    assert copied == [
+        f"{name}/{rel}"
+        for name in ("oc-sft", "off-the-shelf")
+        for rel in ("metrics.json", "psi/psi_metrics.json", "resolved_config.yaml")
+    ]
+    for path in written:
+        assert path.read_bytes() == (runs / path.relative_to(kept)).read_bytes()
+    assert not list(kept.rglob("*.npz")) and not (kept / "oc-sft" / "per_query_results").exists()
+    assert study_table([kept / "off-the-shelf", kept / "oc-sft"]) == study_table(folders)
+
+
+def test_archive_refuses_a_folder_without_a_summary(tmp_path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="none of a run folder's summary files"):
+        archive_summary(tmp_path / "empty", tmp_path / "out")
+    with pytest.raises(ConfigError, match="no such run folder"):
+        archive_summary(tmp_path / "missing", tmp_path / "out")
+
+
+def test_study_archive_command_copies_folders_and_files(tmp_path, capsys) -> None:
+    folder = _run_folder(tmp_path / "runs" / "bsc", 0.4, 0.3)
+    steps = tmp_path / "runs" / "steps.jsonl"
+    steps.write_text(json.dumps({"step": "psi bsc", "seconds": 12.0}) + "\n")
+    dest = tmp_path / "kept"
+    assert main(["study", "archive", str(folder), str(steps), "--to", str(dest)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert str(dest / "bsc" / "metrics.json") in printed and str(dest / "steps.jsonl") in printed
+    assert (dest / "steps.jsonl").read_text() == steps.read_text()
+    assert main(["study", "archive", str(tmp_path / "nowhere"), "--to", str(dest)]) == 2
