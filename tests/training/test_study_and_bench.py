@@ -159,3 +159,30 @@ def test_study_table_pairs_oc_sft_against_a_single_other_student(tmp_path):
     section = table.split("OC-SFT against each other", 1)[1].splitlines()
     row = next(ln for ln in section if ln.startswith("| single-order | tau_psi |"))
     assert "| -0.100 [-0.100, -0.100] |" in row
+
+
+@pytest.mark.slow
+def test_training_step_benchmark_times_the_study_allocator_in_its_own_process(tiny_model):
+    """The allocator part runs in a child started with the study's ALLOCATOR_ENV, the OC-SFT
+    part with the measuring 128 KiB threshold; both report CPU time and page faults."""
+    pytest.importorskip("peft")
+    from presentation_dependence.bench.report import training_benchmark_markdown
+    from presentation_dependence.bench.training import MMAP_THRESHOLD, training_step_benchmark
+    from presentation_dependence.training.study_run import ALLOCATOR_ENV
+
+    r = training_step_benchmark(
+        tiny_model,
+        parts=("oc_sft", "oc_sft_study_allocator"),
+        profile=False,
+        num_candidates=4,
+        max_passage_chars=60,
+        dtype="float32",
+        repeats=1,
+        num_threads=1,
+    )
+    assert r["oc_sft_study_allocator"]["malloc_env"] == ALLOCATOR_ENV
+    assert r["oc_sft"]["malloc_env"]["MALLOC_MMAP_THRESHOLD_"] == str(MMAP_THRESHOLD)
+    assert r["allocator_speedup"] > 0 and r["allocator_env"] == ALLOCATOR_ENV
+    for part in ("oc_sft", "oc_sft_study_allocator"):
+        assert r[part]["user_seconds_per_step"] > 0 and r[part]["minor_faults_per_step"] >= 0
+    assert "the study's allocator" in training_benchmark_markdown(r)

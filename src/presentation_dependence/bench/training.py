@@ -16,7 +16,10 @@ eager (``compile=False``, the step before issue 14) and optimised (compiled deco
   isolated process sets ``MALLOC_MMAP_THRESHOLD_`` so freed tensors leave the RSS instead of
   staying in glibc's heap. On GPU ``torch.cuda.max_memory_allocated`` during the step minus the
   allocation before it;
-* **profile**: one more step under the torch profiler, self CPU time by operator.
+* **profile**: one more step under the torch profiler, self CPU time by operator;
+* **allocator**: the OC-SFT step once more under the allocator settings of the study's training
+  steps (``ALLOCATOR_ENV``: 32 MiB mmap threshold) against the measuring 128 KiB threshold,
+  with user and system CPU time and minor page faults per step (``allocator_speedup``).
 
 With ``isolate`` (the default) each kind of step runs in a fresh spawned process, so neither
 inherits the other's allocator cache or compiled graphs; in-process (tests) the memory figures
@@ -41,6 +44,7 @@ from typing import Any
 import torch
 
 from presentation_dependence.seeding import rng_from
+from presentation_dependence.training.study_run import ALLOCATOR_ENV
 
 __all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
 
@@ -187,10 +191,12 @@ def measure_step(
         step()
     peak_step = torch.cuda.max_memory_allocated() - before if gpu else sampler.peak - rss_before
     seconds = []
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
     for _ in range(s.repeats):
         t0 = time.perf_counter()
         step()
         seconds.append(time.perf_counter() - t0)
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
     ops = None
     if profile:
         from torch.profiler import ProfilerActivity
@@ -214,6 +220,11 @@ def measure_step(
         "step_seconds": seconds,
         "seconds_median": statistics.median(seconds),
         "tokens_per_second": tokens / statistics.median(seconds),
+        # CPU time of the timed steps, all threads: system time is the allocator's page faults
+        "user_seconds_per_step": (usage1.ru_utime - usage0.ru_utime) / s.repeats,
+        "system_seconds_per_step": (usage1.ru_stime - usage0.ru_stime) / s.repeats,
+        "minor_faults_per_step": (usage1.ru_minflt - usage0.ru_minflt) / s.repeats,
+        "malloc_env": {k: os.environ.get(k) for k in sorted(ALLOCATOR_ENV)},
         "profile": ops,
         "peak_step_mb": peak_step / 2**20,
         "peak_rss_mb": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024,
@@ -237,24 +248,30 @@ PARTS: dict[str, tuple[str, bool, bool]] = {
     "single_view_compiled": ("single_view", True, False),
     "oc_sft_compiled": ("oc_sft", True, False),
     "oc_sft_autocast": ("oc_sft", False, True),
+    "oc_sft_study_allocator": ("oc_sft", False, False),
 }
 # glibc returns allocations at least this large to the OS when they are freed, so the RSS of
 # the isolated process follows the live tensors and a warm step's peak is its own memory.
 MMAP_THRESHOLD = 1 << 17
+MEASURING_ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD)}
+# The part that runs under the allocator settings the study's training steps get (ALLOCATOR_ENV):
+# its time against ``oc_sft``'s is what the small mmap threshold costs (``allocator_speedup``).
+PART_ALLOCATOR = {"oc_sft_study_allocator": ALLOCATOR_ENV}
 
 
-def _isolated(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _isolated(kwargs: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
-    before = os.environ.get("MALLOC_MMAP_THRESHOLD_")
-    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(MMAP_THRESHOLD)  # read by the child at start
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # glibc reads MALLOC_* once, when the child starts
     try:
         with ctx.Pool(1) as pool:
             return pool.apply(_measure_kwargs, (kwargs,))
     finally:
-        if before is None:
-            os.environ.pop("MALLOC_MMAP_THRESHOLD_", None)
-        else:
-            os.environ["MALLOC_MMAP_THRESHOLD_"] = before
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def training_step_benchmark(
@@ -293,7 +310,8 @@ def training_step_benchmark(
             "autocast": autocast,
             "profile": profile and mode == "oc_sft" and not autocast,
         }
-        out[name] = _isolated(kwargs) if isolate else measure_step(**kwargs)
+        env = PART_ALLOCATOR.get(name, MEASURING_ALLOCATOR)
+        out[name] = _isolated(kwargs, env) if isolate else measure_step(**kwargs)
         log.info(
             "%s step: %.3f s (median of %d), %.0f tokens/s, +%.0f MB",
             name,
@@ -311,6 +329,10 @@ def training_step_benchmark(
         out["time_ratio" + suffix] = t
         out["memory_ratio" + suffix] = m
         out["meets_goal" + suffix] = {"time": t <= GOAL_RATIO, "memory": m <= GOAL_RATIO}
+    study = out.get("oc_sft_study_allocator")
+    if "oc_sft" in out and study is not None:
+        out["allocator_speedup"] = out["oc_sft"]["seconds_median"] / study["seconds_median"]
+        out["allocator_env"] = dict(ALLOCATOR_ENV) if isolate else None  # in-process: inherited
     for name in ("oc_sft_compiled", "oc_sft_autocast"):
         if "oc_sft" in out and name in out:
             out[name.replace("oc_sft", "speedup")] = (
