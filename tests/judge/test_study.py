@@ -16,6 +16,7 @@ from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_st
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRequest
 from presentation_dependence.judge.study import load_study, placement_flips
+from presentation_dependence.runners.archive import archive_summaries
 from tests.judge.conftest import make_items
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,6 +97,12 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     assert "not run" not in row  # the rerun noise is reported
     assert fig.read_bytes().startswith(b"\x89PNG")
     assert "### Full-size runs: calls and estimated CPU time" in text
+    # The archived summaries (presdep study archive) render the same block.
+    kept = tmp_path / "kept"
+    archive_summaries(sorted(root.iterdir()), kept)
+    doc.write_text(f"# J\n\n{STUDY_START}\nOLD-BLOCK\n{STUDY_END}\n")
+    update_study_doc(doc, kept, tmp_path / "fig" / "kept.png", plan=cfgs)
+    assert doc.read_text().replace(str(kept), str(root)).replace("kept.png", "slots.png") == text
 
 
 def test_plan_counts_calls_and_scales_cpu_from_measured_runs(

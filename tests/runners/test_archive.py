@@ -62,3 +62,30 @@ def test_study_archive_command_copies_folders_and_files(tmp_path, capsys) -> Non
     assert str(dest / "bsc" / "metrics.json") in printed and str(dest / "steps.jsonl") in printed
     assert (dest / "steps.jsonl").read_text() == steps.read_text()
     assert main(["study", "archive", str(tmp_path / "nowhere"), "--to", str(dest)]) == 2
+
+
+def test_archive_keeps_a_judge_study_folder_with_its_nested_rerun(tmp_path) -> None:
+    """A judge folder: records and summaries at every depth, never the resume parts."""
+    judge = tmp_path / "study" / "llmbar-readout"
+    kept = [
+        "records.jsonl",
+        "summary.json",
+        "study_timing.json",
+        "rerun/noise.json",
+        "rerun/noise/batch_size1/run0.jsonl",
+        "rerun/noise/batch_size1/run1.jsonl",
+    ]
+    dropped = [
+        "records_parts/part-0.json",
+        "rerun/noise/batch_size1/run0/part-0.json",
+        "report.md",
+        "run.log",
+        ".locks/provenance.lock",
+    ]
+    for rel in kept + dropped:
+        (judge / rel).parent.mkdir(parents=True, exist_ok=True)
+        (judge / rel).write_text(rel)
+    written = archive_summaries([judge], tmp_path / "docs")
+    assert sorted(
+        p.relative_to(tmp_path / "docs" / judge.name).as_posix() for p in written
+    ) == sorted(kept)

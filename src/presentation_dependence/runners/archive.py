@@ -12,44 +12,72 @@ are gone (a long study spans sessions and machines).
 from __future__ import annotations
 
 import logging
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_bytes
 
-__all__ = ["SUMMARY_FILES", "archive_summaries", "archive_summary"]
+__all__ = ["SUMMARY_FILES", "archive_summaries", "archive_summary", "summary_files"]
 
 log = logging.getLogger(__name__)
 
-# Relative to a run folder; whichever exist are copied. None holds a candidate's text.
-SUMMARY_FILES = (
-    "resolved_config.yaml",
-    "provenance.json",
-    "metrics.json",
-    "psi/psi_metrics.json",
-    "psi/presentations.json",
-    "qa/qa_metrics.json",
-    "lambda_selection.json",
-    "lambda_curve.md",
-    "base_heldout_eval.json",
+# Summary files by name, wherever they are in a run folder (a judge study nests a rerun folder in
+# each judge folder). None holds a candidate's or an item's text; judge records hold the judge's
+# own output (verdicts, generated judgements), not the responses judged.
+SUMMARY_FILES = frozenset(
+    {
+        "resolved_config.yaml",
+        "provenance.json",
+        "metrics.json",
+        "psi_metrics.json",  # psi/
+        "presentations.json",  # psi/: every seeded permutation
+        "qa_metrics.json",  # qa/
+        "lambda_selection.json",
+        "lambda_curve.md",
+        "base_heldout_eval.json",
+        "records.jsonl",  # a judge sweep
+        "summary.json",
+        "study_timing.json",
+        "gate_verdict.json",
+        "ranking_summary.json",
+        "noise.json",
+    }
+)
+RERUN_RECORDS = re.compile(r"^run\d+\.jsonl$")  # noise/<condition>/run<r>.jsonl
+# Folders never entered: per-query results and score arrays, resume parts, locks, weights.
+SKIPPED = re.compile(
+    r"^(per_query_results|per_query|records_parts|run\d+|\.locks|checkpoints|snapshots|adapter)$"
 )
 
 
+def summary_files(folder: Path) -> list[Path]:
+    """The summary files under ``folder`` (relative paths, sorted)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not SKIPPED.match(d)]
+        for name in files:
+            if name in SUMMARY_FILES or RERUN_RECORDS.match(name):
+                found.append((Path(root) / name).relative_to(folder))
+    return sorted(found)
+
+
 def archive_summary(source: str | Path, dest: str | Path) -> list[Path]:
-    """Copy the :data:`SUMMARY_FILES` of run folder ``source`` that exist into ``dest`` (same
-    relative paths, each written atomically); a plain file is copied into ``dest`` by name.
-    Returns the written paths; a folder without any summary file is an error."""
+    """Copy the summary files of run folder ``source`` into ``dest`` (same relative paths, each
+    written atomically); a plain file is copied into ``dest`` by name. Returns the written
+    paths; a folder without any summary file is an error."""
     src, out = Path(source), Path(dest)
     if src.is_file():
         return [atomic_write_bytes(out / src.name, src.read_bytes())]
     if not src.is_dir():
         raise ConfigError(f"{src}: no such run folder or file")
-    found = [rel for rel in SUMMARY_FILES if (src / rel).is_file()]
+    found = summary_files(src)
     if not found:
         raise ConfigError(
-            f"{src} holds none of a run folder's summary files ({', '.join(SUMMARY_FILES)}). "
-            "Fix: name a finished run folder"
+            f"{src} holds none of a run folder's summary files ({', '.join(sorted(SUMMARY_FILES))})."
+            " Fix: name a finished run folder"
         )
     return [atomic_write_bytes(out / rel, (src / rel).read_bytes()) for rel in found]
 
