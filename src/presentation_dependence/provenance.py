@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import hashlib
 import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect_provenance", "file_sha256", "git_state", "utc_now"]
+__all__ = ["collect_provenance", "cpu_info", "file_sha256", "git_state", "utc_now"]
 __all__ += ["package_version", "package_versions"]
 
 PACKAGES = (
@@ -85,6 +86,45 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
+# CPU features that choose torch's kernels, and so the low bits of a bfloat16 score: two machines
+# with the same packages but another of these can give other scores (docs/TRAINING.md §9).
+NUMERIC_CPU_FLAGS = (
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_info(cpuinfo: str = "/proc/cpuinfo") -> dict[str, Any]:
+    """The processor a result was computed on: model name, logical CPUs, and which of
+    :data:`NUMERIC_CPU_FLAGS` it has (from ``/proc/cpuinfo``; the model from
+    :func:`platform.processor` where that file is missing)."""
+    model, flags = None, set()
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and model is None:
+            model = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    return {
+        "model": model or platform.processor() or None,
+        "logical_cpus": os.cpu_count(),
+        "flags": [f for f in NUMERIC_CPU_FLAGS if f in flags],
+    }
+
+
 def collect_provenance(
     *,
     argv: Sequence[str] | None = None,
@@ -98,6 +138,7 @@ def collect_provenance(
         "git": git_state(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "cpu": cpu_info(),
         "packages": package_versions(),
         "seeds": dict(seeds or {}),
         **dict(extra or {}),
