@@ -107,7 +107,8 @@ def cpu_info(cpuinfo: str = "/proc/cpuinfo") -> dict[str, Any]:
     """The processor a result was computed on: model name, logical CPUs, and which of
     :data:`NUMERIC_CPU_FLAGS` it has (from ``/proc/cpuinfo``; the model from
     :func:`platform.processor` where that file is missing)."""
-    model, flags = None, set()
+    model: str | None = None
+    flags: set[str] = set()
     try:
         text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
     except OSError:
