@@ -108,10 +108,21 @@ def test_selection_at_a_step_trains_only_the_chosen_run_to_the_end(
     bad = dataclasses.replace(cfg, selection=dataclasses.replace(cfg.selection, at_step=1))
     with pytest.raises(ConfigError, match="keep_snapshots: true"):
         run_lambda_selection(bad, out_dir=tmp_path / "sel")
+    with pytest.raises(ConfigError, match=r"selection\.at_step is not set"):
+        run_lambda_selection(cfg, out_dir=tmp_path / "sel", choose_only=True)
     train = dataclasses.replace(cfg.train, max_steps=2, save_steps=1, keep_snapshots=True)
     cfg = dataclasses.replace(bad, train=train)
     out = tmp_path / "sel"
-    result = run_lambda_selection(cfg, out_dir=out)
+    # choose only: the runs compared at step 1, none trained on, the choice kept apart
+    first = run_lambda_selection(cfg, out_dir=out, choose_only=True)
+    assert first["chosen_final"] is None and first["chosen_adapter"] is None
+    assert (out / "lambda_choice.json").is_file() and not (out / "lambda_selection.json").exists()
+    assert not (cfg.resolved_output_dir / "adapter").exists()
+    assert not (out / "lambda-2" / "adapter").exists()
+    assert "has not trained to the end yet" in (out / "lambda_curve.md").read_text()
+    result = run_lambda_selection(cfg, out_dir=out)  # completes it: the chosen run trains on
+    assert [r["ndcg_mean"] for r in result["curve"]] == [r["ndcg_mean"] for r in first["curve"]]
+    assert result["chosen_lambda"] == first["chosen_lambda"]
     assert result["at_step"] == 1 and [r["step"] for r in result["curve"]] == [1, 1]
     for row in result["curve"]:
         assert Path(row["adapter"]).name == "step-000001"

@@ -94,6 +94,13 @@ def register(sub: Subparsers) -> None:
     add_out(sl, "folder of the λ students and the curve", required=True)
     sl.add_argument("--doc", help="also write the curve into a document's marker block")
     sl.add_argument("--block", default="lambda-selection", help="the marker block --doc rewrites")
+    sl.add_argument(
+        "--choose-only",
+        action="store_true",
+        help="with selection.at_step: compare the runs at that step and write the choice "
+        "(OUT/lambda_choice.json and the curve) without training the chosen run to the end; "
+        "a later run without it trains on and writes OUT/lambda_selection.json",
+    )
 
 
 def _training_config(args: argparse.Namespace, extra: Sequence[str] = ()) -> TrainingConfig:
@@ -148,9 +155,10 @@ def _cmd_select_lambda(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
 
     cfg = _training_config(args)
-    result = run_lambda_selection(cfg, out_dir=args.out, argv=argv)
+    result = run_lambda_selection(cfg, out_dir=args.out, argv=argv, choose_only=args.choose_only)
     sys.stdout.write(f"chosen lambda: {result['chosen_lambda']:g} ({result['criterion']})\n")
-    log.info("wrote %s", Path(args.out) / "lambda_selection.json")
+    name = "lambda_choice.json" if args.choose_only else "lambda_selection.json"
+    log.info("wrote %s", Path(args.out) / name)
     if args.doc:
         splice_file(args.doc, args.block, lambda_markdown(result))
         log.info("wrote the %s block of %s", args.block, args.doc)

@@ -36,6 +36,7 @@ SUMMARY_FILES = frozenset(
         "presentations.json",  # psi/: every seeded permutation
         "qa_metrics.json",  # qa/
         "lambda_selection.json",
+        "lambda_choice.json",
         "lambda_curve.md",
         "base_heldout_eval.json",
         "records.jsonl",  # a judge sweep

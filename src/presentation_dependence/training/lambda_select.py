@@ -150,8 +150,9 @@ def lambda_markdown(result: dict[str, Any]) -> str:
     lines = [f"λ selection ({result['config_id']}, criterion {result['criterion']}):", "", head]
     lines.append("|---|---|---|---|---|---|---|---|")
     rows = [result["base"], *result["curve"]]
-    if result.get("at_step") is not None:
-        rows.append({**result["chosen_final"], "final": True})
+    final = result.get("chosen_final")
+    if result.get("at_step") is not None and final is not None:
+        rows.append({**final, "final": True})
     for row in rows:
         lam = "base (no adapter)" if row["lambda"] is None else f"{row['lambda']:g}"
         if row.get("lambda") == result["chosen_lambda"]:
@@ -167,7 +168,13 @@ def lambda_markdown(result: dict[str, Any]) -> str:
     if result.get("at_step") is not None:
         note += (
             f" λ compared at step {result['at_step']} of each run (its schedule the full "
-            "run's); the chosen run then trained to the end."
+            "run's); "
+            + (
+                "the chosen run then trained to the end."
+                if final is not None
+                else "the chosen run has not trained to the end yet (`select-lambda` without "
+                "`--choose-only` trains it on)."
+            )
         )
     lines += ["", note]
     return "\n".join(lines) + "\n"
@@ -179,6 +186,7 @@ def run_lambda_selection(
     out_dir: str | Path,
     argv: Sequence[str] | None = None,
     silver: SilverSet | None = None,
+    choose_only: bool = False,
 ) -> dict[str, Any]:
     """Check the splits, train one OC-SFT student per λ, score them on held-out, choose.
 
@@ -186,7 +194,9 @@ def run_lambda_selection(
     (reused when finished); every other λ trains into ``<out_dir>/lambda-<λ>/``. With
     ``selection.at_step`` the students are compared at that step's snapshot, each run paused
     there (:func:`~.trainer.train_student`'s ``pause_at``), and only the chosen one trains on
-    to the end (``chosen_final``)."""
+    to the end (``chosen_final``). ``choose_only`` (needs ``at_step``) stops after the choice:
+    it writes ``lambda_choice.json`` (``chosen_final`` null) and the curve, not
+    ``lambda_selection.json``, which a later run without it completes."""
     # The train extra (peft, accelerate) is needed to train, not to score (curve.py, the CLI).
     from presentation_dependence.training.trainer import train_student
 
@@ -195,6 +205,11 @@ def run_lambda_selection(
             f"λ selection tunes the OC-SFT consistency weight; {cfg.id} is {cfg.variant}"
         )
     sel = cfg.selection
+    if choose_only and sel.at_step is None:
+        raise ConfigError(
+            "choose-only stops before the chosen run trains on from selection.at_step, and "
+            "selection.at_step is not set. Fix: set selection.at_step, or drop --choose-only"
+        )
     if not cfg.splits.heldout:
         raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
     if not cfg.splits.test:
@@ -250,8 +265,10 @@ def run_lambda_selection(
         log.info("λ=%g: nDCG shuffled %.4f, τ-PSI %.4f", lam, row["ndcg_mean"], row["tau_psi"])
         curve.append(row)
     chosen = choose_lambda(curve, sel.criterion)
-    final = next(r for r in curve if math.isclose(r["lambda"], chosen))
-    if at is not None:  # the chosen student trains on from its step-`at` checkpoint to the end
+    final: dict[str, Any] | None = next(r for r in curve if math.isclose(r["lambda"], chosen))
+    if choose_only:
+        final = None
+    elif at is not None:  # the chosen student trains on from its step-`at` checkpoint to the end
         sub = subs[chosen]
         trained = train_student(sub, argv=argv, silver=silver)
         final = {"lambda": chosen, **evaluated_row(sub, trained.adapter_dir, key, evaluate_student)}
@@ -260,7 +277,7 @@ def run_lambda_selection(
         "config_id": cfg.id,
         "criterion": sel.criterion,
         "chosen_lambda": chosen,
-        "chosen_adapter": final["adapter"],
+        "chosen_adapter": None if final is None else final["adapter"],
         "at_step": at,
         "curve": curve,
         "chosen_final": final,
@@ -274,9 +291,8 @@ def run_lambda_selection(
             argv=argv, seeds={"seed": cfg.seed, "selection": sel.seed}
         ),
     }
-    atomic_write_text(
-        out / "lambda_selection.json", json.dumps(result, indent=1, default=str) + "\n"
-    )
+    name = "lambda_choice.json" if choose_only else "lambda_selection.json"
+    atomic_write_text(out / name, json.dumps(result, indent=1, default=str) + "\n")
     atomic_write_text(out / "lambda_curve.md", lambda_markdown(result))
-    log.info("chose λ=%g (%s); wrote %s", chosen, sel.criterion, out / "lambda_selection.json")
+    log.info("chose λ=%g (%s); wrote %s", chosen, sel.criterion, out / name)
     return result
