@@ -14,7 +14,7 @@ import yaml
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_study_doc
 from presentation_dependence.judge.parser import verdict_record
-from presentation_dependence.judge.records import JudgeRequest
+from presentation_dependence.judge.records import JudgeRequest, read_records
 from presentation_dependence.judge.study import load_study, placement_flips
 from presentation_dependence.runners.archive import archive_summaries
 from tests.judge.conftest import make_items
@@ -138,3 +138,24 @@ def test_shipped_study_configs_validate() -> None:
 def test_load_study_refuses_an_empty_root(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_study(tmp_path)
+
+
+def test_rerun_of_the_first_items_only_is_measured_and_labelled(
+    tmp_path: Path, items_file: Path
+) -> None:
+    """``--rerun-items N``: the rerun judges the first N items' calls, compared with the same
+    calls of the sweep, and the overview names the share it was measured on."""
+    from presentation_dependence.cli import main
+    from presentation_dependence.judge.study import study_markdown
+
+    cfg = _config(tmp_path, items_file, "toy-readout", 0.8)
+    root = tmp_path / "study"
+    args = ["study", "judge", str(cfg), "--root", str(root), "--rerun", "--rerun-items", "3"]
+    assert main(args) == 0
+    sweep = read_records(root / "toy-readout" / "records.jsonl")
+    per_item = len(sweep) // len({r.item_id for r in sweep})
+    noise = json.loads((root / "toy-readout" / "rerun" / "noise.json").read_text())
+    within = next(c for c in noise["comparisons"] if "run 1 vs run 0" in c["label"])
+    assert (within["records"], within["items"]) == (3 * per_item, 3)
+    assert f"({3 * per_item} of {len(sweep)} calls)" in study_markdown(load_study(root), None)
+    assert main([*args[:-2], "--rerun-items", "0"]) == 2

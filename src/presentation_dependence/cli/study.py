@@ -3,8 +3,10 @@
 presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
     (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
 presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/study_table.py)
+presdep study archive RUN_DIR ... --to DEST                  the summaries a table reads, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
-presdep study judge [CONFIG ...] [--root DIR] [--rerun] [--gate]   (= scripts/judge_study.py)
+presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
+    (= scripts/judge_study.py)
 presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py; cli/reproduction.py)
 """
 
@@ -26,7 +28,7 @@ from presentation_dependence.cli.common import (
     command,
     log,
 )
-from presentation_dependence.errors import PresdepError
+from presentation_dependence.errors import ConfigError, PresdepError
 
 __all__ = ["register"]
 
@@ -133,6 +135,12 @@ def register(sub: Subparsers) -> None:
     j.add_argument("--root", default="runs/judge/study", help="where the study writes")
     j.add_argument("--rerun", action="store_true", help="add the rerun-noise run")
     j.add_argument("--gate", action="store_true", help="add the gate verdict")
+    j.add_argument(
+        "--rerun-items",
+        type=int,
+        metavar="N",
+        help="with --rerun: rerun only the calls of the sweep's first N items",
+    )
     add_override(j, "judge.batch_size=4")
     reproduction.register(actions)
 
@@ -282,6 +290,8 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.judge.study_run import run_judge_study
 
+    if args.rerun_items is not None and (not args.rerun or args.rerun_items < 1):
+        raise ConfigError(f"--rerun-items {args.rerun_items}: expected N >= 1 with --rerun")
     folders = run_judge_study(
         args.configs,
         args.root,
@@ -289,6 +299,7 @@ def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
         argv=argv,
         rerun=args.rerun,
         gate=args.gate,
+        rerun_items=args.rerun_items,
     )
     log.info("%d judge runs under %s", len(folders), args.root)
     return EXIT_OK

@@ -114,10 +114,11 @@ def run_noise_task(
     out: Path | None = None,
     argv: Sequence[str] | None = None,
     *,
-    reference: Path | None = None,
+    reference: Path | Sequence[JudgeRecord] | None = None,
 ) -> dict[str, Any] | None:
     """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report (None
-    while another process sharing the folder still judges parts)."""
+    while another process sharing the folder still judges parts). ``reference``: the records
+    (or their file) of an earlier run of exactly these calls, reused as run 0."""
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         _, requests = judge_requests(cfg)
@@ -131,7 +132,7 @@ def run_noise_task(
             repeats=nc.repeats,
             batch_sizes=list(nc.batch_sizes),
             one_at_a_time=nc.one_at_a_time,
-            reference=read_records(reference) if reference is not None else None,
+            reference=read_records(reference) if isinstance(reference, Path) else reference,
             confidence=cfg.confidence,
             **_stage_args(cfg, argv),
         )

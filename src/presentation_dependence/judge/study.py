@@ -161,6 +161,16 @@ def _rerun_noise(run: StudyRun) -> dict[str, Any] | None:
     return within[0] if within else None
 
 
+def _noise_cell(noise: dict[str, Any] | None, records: int) -> str:
+    """The rerun noise in SE units; with the calls it was measured on when the rerun judged
+    only a share of the sweep's (``--rerun-items``)."""
+    if noise is None:
+        return "not run"
+    if noise["records"] < records:
+        return f"{fmt(noise['noise_to_se'])} ({noise['records']} of {records} calls)"
+    return fmt(noise["noise_to_se"])
+
+
 def _overview(runs: Sequence[StudyRun]) -> str:
     rows = []
     for r in runs:
@@ -183,7 +193,7 @@ def _overview(runs: Sequence[StudyRun]) -> str:
                 f"{best['slot']} {fmt(best['accuracy'])} / {worst['slot']} {fmt(worst['accuracy'])}",
                 _ci(sp, "spread"),
                 f"{fmt_ci(fl['flip_share'], *fl['flip_ci'])} of {fl['items_all_parsed']}",
-                "not run" if noise is None else fmt(noise["noise_to_se"]),
+                _noise_cell(noise, s["records"]),
                 fmt(per_call, 2),
             ]
         )

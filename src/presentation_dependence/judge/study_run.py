@@ -7,6 +7,8 @@
   ``noise.json``) is skipped, so an interrupted study resumes at the first unfinished config.
 * ``rerun``: judge the same calls once more at the configured batch size and compare with the
   sweep (``<folder>/rerun/``, the sweep reused as run 0): the rerun noise in SE units.
+  ``rerun_items``: rerun only the calls of the sweep's first N items (a four-way set's sweep
+  is 24 calls an item; the noise is then measured on that share, and the table says so).
 * ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
   ``<folder>/gate_verdict.json``; its calls are cached in ``<folder>/gate_cache/`` (unless the
   block names a ``cache_dir``), so an interrupted gate resumes.
@@ -26,7 +28,12 @@ from pathlib import Path
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.config import JudgeTaskConfig, NoiseConfig, load_judge_config
 from presentation_dependence.judge.records import read_records
-from presentation_dependence.judge.runner import run_gate_task, run_judge_task, run_noise_task
+from presentation_dependence.judge.runner import (
+    judge_requests,
+    run_gate_task,
+    run_judge_task,
+    run_noise_task,
+)
 
 __all__ = ["DONE", "run_judge_study", "run_study_config", "study_configs"]
 
@@ -59,7 +66,13 @@ def _timed(folder: Path, what: str, fn: Callable[[], object]) -> None:
 
 
 def run_study_config(
-    cfg: JudgeTaskConfig, root: Path, argv: Sequence[str], *, rerun: bool, gate: bool
+    cfg: JudgeTaskConfig,
+    root: Path,
+    argv: Sequence[str],
+    *,
+    rerun: bool,
+    gate: bool,
+    rerun_items: int | None = None,
 ) -> None:
     """One config of the study into ``root/<id>/`` (skipped when finished)."""
     out = root / cfg.id
@@ -74,8 +87,11 @@ def run_study_config(
     if rerun and not _done(out / "rerun"):
         bs = getattr(cfg.judge.options, "batch_size", 1)
         one = replace(cfg, noise=NoiseConfig(repeats=2, batch_sizes=[bs]))
-        ref = out / "records.jsonl"
-        read_records(ref)  # fail early on a damaged sweep
+        if rerun_items is not None and (cfg.data.max_items or rerun_items + 1) > rerun_items:
+            one = replace(one, data=replace(cfg.data, max_items=rerun_items))
+        sweep = read_records(out / "records.jsonl")  # fails early on a damaged sweep
+        keys = {(r.item.item_id, r.placement) for r in judge_requests(one)[1]}
+        ref = [r for r in sweep if (r.item_id, r.placement) in keys]
         _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
     if gate and not (out / "gate_verdict.json").is_file():
         cache = cfg.gate.cache_dir or str(out / "gate_cache")
@@ -91,11 +107,12 @@ def run_judge_study(
     argv: Sequence[str] = (),
     rerun: bool = False,
     gate: bool = False,
+    rerun_items: int | None = None,
 ) -> list[Path]:
     """Every config of ``paths`` (default :func:`study_configs`), all validated before the first
     runs; the run folders, in order."""
     chosen = list(paths) or study_configs()
     configs = [load_judge_config(path, overrides) for path in chosen]
     for cfg in configs:
-        run_study_config(cfg, Path(root), argv, rerun=rerun, gate=gate)
+        run_study_config(cfg, Path(root), argv, rerun=rerun, gate=gate, rerun_items=rerun_items)
     return [Path(root) / cfg.id for cfg in configs]
