@@ -30,6 +30,7 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("judge/", load_judge_config),
     ("study/content-study.yaml", load_plan),
     ("study/content-study-rest.yaml", load_plan),
+    ("study/judge-study.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
     ("reader/", lambda p: load_reader_config(str(p))),
