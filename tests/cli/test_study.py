@@ -166,3 +166,14 @@ def test_curve_refuses_a_missing_config(tmp_path: Path, caplog) -> None:
     png = tmp_path / "c.png"
     assert main(["study", "curve", str(tmp_path / "nope.yaml"), "--png", str(png)]) == 2
     assert not png.exists() and "nope.yaml" in caplog.text
+
+
+def test_plan_stops_after_the_named_step(tmp_path: Path, caplog) -> None:
+    path, timings = _plan(tmp_path), tmp_path / "steps.jsonl"
+    args = ["study", "plan", "--plan", str(path), "--timings", str(timings)]
+    assert main([*args, "--stop-after", "one"]) == 0
+    assert (tmp_path / "one.txt").exists() and not (tmp_path / "two.txt").exists()
+    assert main([*args, "--lane", "b", "--stop-after", "one"]) == 2
+    assert "no such step in lane 'b'" in caplog.text and "The steps: two" in caplog.text
+    assert main([*args, "--stop-after", "on"]) == 2
+    assert "Did you mean 'one'" in caplog.text

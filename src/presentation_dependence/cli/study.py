@@ -166,6 +166,12 @@ def _register_plan(actions: Subparsers) -> None:
     )
     p.add_argument("--lane", default="", help="run only the plan's steps of this lane")
     p.add_argument(
+        "--stop-after",
+        default="",
+        metavar="STEP",
+        help="stop after this step (its name in the plan), e.g. to hand the cores to another plan",
+    )
+    p.add_argument(
         "--timings",
         default="",
         help="append one JSON line per finished step (name, lane, seconds, UTC end) to this file "
@@ -201,6 +207,7 @@ def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
         root=args.root,
         plan=args.plan,
         lane=args.lane,
+        stop_after=args.stop_after,
         timings=args.timings,
         launcher=args.launcher,
         eval_overrides=tuple(args.eval_override),

@@ -25,6 +25,7 @@ from typing import TextIO
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.provenance import utc_now
+from presentation_dependence.registry import did_you_mean
 from presentation_dependence.training.study import (
     CHOSEN,
     STUDENT_NAMES,
@@ -48,6 +49,7 @@ class StudyRun:
     root: str = "runs/self-distill/study"
     plan: str = ""  # a plan YAML; empty: the built-in self-distillation plan
     lane: str = ""  # only this lane's steps; empty: all
+    stop_after: str = ""  # the last step to run (by name); empty: to the end
     timings: str = ""  # steps.jsonl; empty: runs/<plan stem>/steps.jsonl with a plan, else none
     launcher: str = ""  # prefix of the training commands (built-in plan), e.g. accelerate launch
     eval_overrides: tuple[str, ...] = ()  # extra --override of every DL19 run (built-in plan)
@@ -79,6 +81,15 @@ def study_steps(opts: StudyRun, *, python: str) -> list[Step]:
             raise ConfigError(
                 f"the plan has no step in lane {opts.lane!r}; its lanes: {', '.join(lanes)}"
             )
+    if opts.stop_after:
+        names = [s.name for s in steps]
+        if opts.stop_after not in names:
+            raise ConfigError(
+                f"--stop-after {opts.stop_after!r}: no such step"
+                + (f" in lane {opts.lane!r}" if opts.lane else "")
+                + f".{did_you_mean(opts.stop_after, names)} The steps: {', '.join(names)}"
+            )
+        steps = steps[: names.index(opts.stop_after) + 1]
     return steps
 
 
