@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -124,6 +125,7 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_adapter(
     assert proc.returncode == -9, proc.stderr[-3000:]
     # Progress through logging, with no terminal (stdout and stderr are pipes), nothing printed.
     assert "step 5/6 (epoch 1.67): loss" in proc.stderr and "s/step, ETA" in proc.stderr
+    assert re.search(r"ETA [0-9:]+, RSS [0-9.]+ GB", proc.stderr)
     assert "'loss'" not in proc.stdout
     ckpts = out / CHECKPOINTS
     assert not (out / "adapter").exists()
@@ -166,6 +168,7 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_adapter(
     ref_lines = [x for x in log_lines(ref_out) if "loss" in x]
     assert [x["loss"] for x in lines if "loss" in x] == [x["loss"] for x in ref_lines]
     assert all(x["eta_s"] is not None and x["s_per_step"] > 0 for x in ref_lines)
+    assert all(x["rss_gb"] > 0 for x in ref_lines)
 
 
 class CrashAtTrainEnd(TrainerCallback):

@@ -38,12 +38,12 @@ import statistics
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from presentation_dependence.seeding import rng_from
+from presentation_dependence.training.progress import rss_bytes
 from presentation_dependence.training.study_run import ALLOCATOR_ENV
 
 __all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
@@ -54,26 +54,18 @@ GOAL_RATIO = 2.1
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
-def _rss_bytes() -> int:
-    try:
-        statm = Path("/proc/self/statm").read_text(encoding="ascii")
-        return int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-
-
 class _PeakRSS:
     """Samples the RSS in a thread; ``peak`` is the largest value seen while running."""
 
     def __init__(self, interval: float = 0.001) -> None:
         self.interval = interval
-        self.peak = _rss_bytes()
+        self.peak = rss_bytes()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, _rss_bytes())
+            self.peak = max(self.peak, rss_bytes())
             time.sleep(self.interval)
 
     def __enter__(self) -> _PeakRSS:
@@ -83,7 +75,7 @@ class _PeakRSS:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, _rss_bytes())
+        self.peak = max(self.peak, rss_bytes())
 
 
 @dataclass(frozen=True)
@@ -186,7 +178,7 @@ def measure_step(
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
-    rss_before = _rss_bytes()
+    rss_before = rss_bytes()
     with _PeakRSS() as sampler:
         step()
     peak_step = torch.cuda.max_memory_allocated() - before if gpu else sampler.peak - rss_before

@@ -8,12 +8,13 @@ device-dependent switch explicitly. :mod:`.trainer` runs them end to end.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
@@ -28,6 +29,7 @@ __all__ = [
     "PauseAt",
     "ReadoutTrainer",
     "Snapshots",
+    "TrimHeap",
     "snapshot_dir",
     "training_arguments",
 ]
@@ -155,6 +157,30 @@ class PauseAt(TrainerCallback):
         if state.global_step >= self.step:
             control.should_save = True
             control.should_training_stop = True
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS)."""
+    try:
+        return cast(Callable[[int], int], ctypes.CDLL(None).malloc_trim)
+    except (OSError, AttributeError):
+        return None
+
+
+class TrimHeap(TrainerCallback):
+    """Hands the heap's free pages back to the OS after every step (glibc ``malloc_trim(0)``).
+
+    Activations of varying length fragment glibc's heap: with the fast allocator setting of
+    the study (``ALLOCATOR_ENV``: 32 MiB mmap threshold) an OC-SFT run grew by about 0.15 GB a
+    minute. ``malloc_trim`` releases the free pages inside the heap too, not only its top, so
+    the resident size follows the live tensors; it changes no number the run computes."""
+
+    def __init__(self) -> None:
+        self.trim = _malloc_trim()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.trim is not None:
+            self.trim(0)
 
 
 class EpochViews(TrainerCallback):

@@ -109,12 +109,13 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
             log.info("reusing %s as %s", source, target)
 
 
-# glibc's allocator, pinned for every step (a value set by the user wins). Its adaptive mmap
-# threshold keeps freed blocks in a fragmenting heap: training processes grew to 10.7-13 GB RSS
-# and were OOM-killed on 23 GB. A fixed 128 KiB threshold bounded them (1.7-3.7 GB) but sent
-# every activation through mmap/munmap: system time exceeded user time (6.8e8 minor faults)
-# and OC-SFT steps took 23-31 s. A fixed 32 MiB threshold with a 256 MiB trim threshold keeps
-# the bound and cuts system time to about 1% of user time (docs/TRAINING.md §9).
+# glibc's allocator, pinned for every step (a value set by the user wins). A 128 KiB mmap
+# threshold bounds a training process's RSS (1.7-3.7 GB) but sends every activation through
+# mmap/munmap: system time exceeds user time and an OC-SFT step runs 2.04x slower (poe bench,
+# the allocator part). A fixed 32 MiB threshold (the adaptive threshold's ceiling) is fast but
+# lets the heap fragment: an OC-SFT run grew by about 0.15 GB a minute to 8.5 GB at step 200,
+# and two such runs side by side risk the 23 GB machine. The study plans therefore train one
+# student at a time beside lanes that score (docs/TRAINING.md §9).
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "2",
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),

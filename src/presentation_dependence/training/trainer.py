@@ -58,6 +58,7 @@ from presentation_dependence.training.readout_trainer import (
     PauseAt,
     ReadoutTrainer,
     Snapshots,
+    TrimHeap,
     snapshot_dir,
     training_arguments,
 )
@@ -265,6 +266,7 @@ def _train(
             *([Snapshots(out)] if cfg.train.keep_snapshots else []),
             ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
             *([PauseAt(pause_at)] if pause_at is not None else []),
+            TrimHeap(),
             *callbacks,
         ],
         grade_token_ids=student.grade_token_ids,
