@@ -186,3 +186,21 @@ def test_training_step_benchmark_times_the_study_allocator_in_its_own_process(ti
     for part in ("oc_sft", "oc_sft_study_allocator"):
         assert r[part]["user_seconds_per_step"] > 0 and r[part]["minor_faults_per_step"] >= 0
     assert "the study's allocator" in training_benchmark_markdown(r)
+
+
+def test_study_table_names_the_processors_and_flags_rows_of_another(tmp_path):
+    """bfloat16 scores depend on the CPU's kernels: the table says where its rows ran."""
+    epyc = {"model": "AMD EPYC", "flags": ["avx2", "avx512_bf16"]}
+    for name, cpus in (("off-the-shelf", [epyc]), ("oc-sft", [epyc, epyc])):
+        _fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
+        record = {"invocations": [{"command": ["presdep"], "cpu": c} for c in cpus]}
+        (tmp_path / name / "provenance.json").write_text(json.dumps(record))
+    folders = [tmp_path / "off-the-shelf", tmp_path / "oc-sft"]
+    table = study_table(folders)
+    assert "Processors (provenance.json): AMD EPYC [avx2 avx512_bf16]." in table
+    assert "not all computed on one kind" not in table
+    old = {"invocations": [{"command": ["presdep"]}]}  # from before the CPU was recorded
+    (tmp_path / "oc-sft" / "provenance.json").write_text(json.dumps(old))
+    table = study_table(folders)
+    assert "AMD EPYC [avx2 avx512_bf16]; not recorded." in table
+    assert "oc-sft: not recorded" in table and "off-the-shelf: AMD EPYC" in table

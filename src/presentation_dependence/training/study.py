@@ -22,6 +22,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm
+from presentation_dependence.runners.run_folder import recorded_cpus
 from presentation_dependence.seeding import rng_from
 
 __all__ = [
@@ -240,6 +241,7 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
         "passes_per_presentation": cost.get("forward_passes_per_query"),
         "tokens_per_presentation": cost.get("prompt_tokens_per_query"),
         "per_query": shuffled_block.get("per_query", {}),
+        "cpus": recorded_cpus(folder),
     }
 
 
@@ -335,6 +337,12 @@ def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = Non
             f"{_fmt(r['flip_topk'])} | {_fmt(r['score_spread'])} | {_fmt(r['tied_share'])} | "
             f"{_fmt(r['null_tau_psi'])} | {_fmt(r['passes_per_presentation'])} | "
             f"{tokens} | {'—' if wall is None else f'{wall:.0f}'} |"
+        )
+    cpus = sorted({c for r in rows for c in r["cpus"]})
+    lines += ["", f"Processors (provenance.json): {'; '.join(cpus) or 'no provenance'}."]
+    if len(cpus) > 1:
+        lines[-1] += " The rows were not all computed on one kind of processor: " + "; ".join(
+            f"{r['scorer']}: {', '.join(r['cpus']) or 'no provenance'}" for r in rows
         )
     paired = paired_rows(rows)
     if paired:
