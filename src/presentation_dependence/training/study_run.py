@@ -113,9 +113,9 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
 # threshold bounds a training process's RSS (1.7-3.7 GB) but sends every activation through
 # mmap/munmap: system time exceeds user time and an OC-SFT step runs 2.04x slower (poe bench,
 # the allocator part). A fixed 32 MiB threshold (the adaptive threshold's ceiling) is fast but
-# lets the heap fragment: an OC-SFT run grew by about 0.15 GB a minute to 8.5 GB at step 200,
-# and two such runs side by side risk the 23 GB machine. The study plans therefore train one
-# student at a time beside lanes that score (docs/TRAINING.md §9).
+# lets the heap fragment: an OC-SFT run grew by about 0.15 GB a minute to 8.5 GB at step 200.
+# The trainer returns the heap's free pages after every step (readout_trainer.TrimHeap), which
+# keeps a run at 0.9-1.4 GB between steps (docs/TRAINING.md §9).
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "2",
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
