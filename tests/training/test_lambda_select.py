@@ -16,6 +16,7 @@ from presentation_dependence.training.config import training_config_from_raw
 from presentation_dependence.training.lambda_select import (
     choose_lambda,
     run_lambda_selection,
+    student_reranker,
 )
 from presentation_dependence.training.splits import SplitOverlapError
 from tests.training.conftest import NOVELEVAL, grade_block
@@ -144,3 +145,13 @@ def test_choose_lambda_rule():
     ]
     assert choose_lambda(curve, "ndcg_mean") == 1.0  # tie -> smaller λ
     assert choose_lambda(curve, "tau_psi") == 3.0
+
+
+def test_held_out_scoring_uses_the_trainings_threads_unless_the_block_names_its_own(
+    tiny_model, silver_file, tmp_path
+):
+    cfg = cfg_for(tiny_model, silver_file, tmp_path, ["10"], ["12"])
+    one = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, num_threads=1))
+    assert student_reranker(one, None).options.num_threads == 1
+    own = dataclasses.replace(one, student={**one.student, "num_threads": 2})
+    assert student_reranker(own, None).options.num_threads == 2
