@@ -87,7 +87,9 @@ def run_study_config(
     if rerun and not _done(out / "rerun"):
         bs = getattr(cfg.judge.options, "batch_size", 1)
         one = replace(cfg, noise=NoiseConfig(repeats=2, batch_sizes=[bs]))
-        if rerun_items is not None and (cfg.data.max_items or rerun_items + 1) > rerun_items:
+        if rerun_items is not None and (
+            cfg.data.max_items is None or cfg.data.max_items > rerun_items
+        ):
             one = replace(one, data=replace(cfg.data, max_items=rerun_items))
         sweep = read_records(out / "records.jsonl")  # fails early on a damaged sweep
         keys = {(r.item.item_id, r.placement) for r in judge_requests(one)[1]}
