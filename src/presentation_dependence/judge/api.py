@@ -34,7 +34,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
@@ -42,7 +42,11 @@ from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.io.http import ApiClient, get_json, post_with_deadline
 from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
 from presentation_dependence.judge.generation import Generation, model_snapshot
-from presentation_dependence.judge.generative import GenerativeChatJudge, check_prompt_options
+from presentation_dependence.judge.generative import (
+    GenerativeChatJudge,
+    GenerativeJudgeOptions,
+    check_prompt_options,
+)
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.models.embedded import resolve_model
 
@@ -56,7 +60,7 @@ PREEMPTIONS = "vllm:num_preemptions_total"
 
 
 @dataclass(frozen=True)
-class ApiJudgeOptions(JudgeOptions):
+class ApiJudgeOptions(GenerativeJudgeOptions):
     """Options of the generative judge on an OpenAI-compatible completions server."""
 
     base_url: str = opt("http://127.0.0.1:8000/v1", "the server's OpenAI-compatible base URL")
@@ -67,16 +71,7 @@ class ApiJudgeOptions(JudgeOptions):
         "the identity",
     )
     revision: str | None = opt(None, "hub revision of the local copy; null = default")
-    max_new_tokens: int = opt(256, "generation budget per judgement")
     seed: int = opt(0, "sent with every request (decoding is greedy: temperature 0)")
-    template: str = opt("judge_nway_v1", "judge prompt template id")
-    parser_rule: str = opt("strict", "strict (exactly one marker) or last (the last marker)")
-    max_response_chars: int | None = opt(2000, "cut each response to this many characters")
-    chat_template_kwargs: dict[str, Any] = field(
-        default_factory=dict,
-        metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
-    )
-    answer_prefix: str = opt("", "text the response starts with (prefilled); '' = none")
     concurrency: int = opt(1, "requests in flight at once (presdep noise sets it per condition)")
     api_key_env: str = opt("OPENAI_API_KEY", "environment variable with the key, if any")
     timeout_s: float = opt(600.0, "wall-clock deadline of one request")

@@ -117,31 +117,45 @@ def check_template(name: str) -> None:
 
 
 @dataclass(frozen=True)
-class TransformersJudgeOptions(BatchedModelOptions, JudgeOptions):
-    """Options of the generative judge (greedy, temperature 0)."""
+class JudgePromptOptions(JudgeOptions):
+    """What every judge of a chat model takes for its prompt: the template, the cut of each
+    response, the chat template's extra arguments."""
 
-    batch_size: int = opt(1, "prompts per generate call (left-padded)")
-    max_new_tokens: int = opt(256, "generation budget per judgement")
-    seed: int = opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
     template: str = opt("judge_nway_v1", "judge prompt template id")
-    parser_rule: str = opt("strict", "strict (exactly one marker) or last (the last marker)")
     max_response_chars: int | None = opt(2000, "cut each response to this many characters")
     chat_template_kwargs: dict[str, Any] = field(
         default_factory=dict,
         metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
     )
+
+
+@dataclass(frozen=True)
+class GenerativeJudgeOptions(JudgePromptOptions):
+    """What a judge that writes its verdict adds: the decoding budget, the parser's rule and
+    the prefilled start of its response."""
+
+    max_new_tokens: int = opt(256, "generation budget per judgement")
+    parser_rule: str = opt("strict", "strict (exactly one marker) or last (the last marker)")
     answer_prefix: str = opt(
         "",
         "text the response starts with (prefilled, then generated on; part of the parsed "
         'judgement), e.g. "Verdict: [["; "" = none',
     )
 
+
+@dataclass(frozen=True)
+class TransformersJudgeOptions(BatchedModelOptions, GenerativeJudgeOptions):
+    """Options of the generative judge (greedy, temperature 0)."""
+
+    batch_size: int = opt(1, "prompts per generate call (left-padded)")
+    seed: int = opt(0, "torch seed set before every generate call (recorded; decoding is greedy)")
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_prompt_options(self)
 
 
-def check_prompt_options(o: Any) -> None:
+def check_prompt_options(o: GenerativeJudgeOptions) -> None:
     """The checks of what a generative judge's prompt and parser take from its options."""
     check_template(o.template)
     if o.parser_rule not in PARSER_RULES:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,7 +44,11 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
 from presentation_dependence.judge.generation import chat_text
-from presentation_dependence.judge.generative import ChatModelJudge, check_template
+from presentation_dependence.judge.generative import (
+    ChatModelJudge,
+    JudgePromptOptions,
+    check_template,
+)
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.options import BatchedModelOptions
@@ -70,7 +74,7 @@ class VerdictLabelTokenizationError(GradeLabelTokenizationError):
 
 
 @dataclass(frozen=True)
-class ReadoutJudgeOptions(BatchedModelOptions, JudgeOptions):
+class ReadoutJudgeOptions(BatchedModelOptions, JudgePromptOptions):
     """Options of the verdict readout judge (one forward pass per judgement)."""
 
     dtype: str = opt(
@@ -80,11 +84,6 @@ class ReadoutJudgeOptions(BatchedModelOptions, JudgeOptions):
     seed: int = opt(0, "seed of the tie-breaking draw (recorded)")
     template: str = opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
     skeleton: str = opt("Verdict: [[", "assistant text written before the verdict letter")
-    max_response_chars: int | None = opt(2000, "cut each response to this many characters")
-    chat_template_kwargs: dict[str, Any] = field(
-        default_factory=dict,
-        metadata={"help": "extra apply_chat_template kwargs, e.g. {enable_thinking: false}"},
-    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
