@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from presentation_dependence.config import load_experiment_config
-from presentation_dependence.config.loader import env_prefix, key_line, load_config
+from presentation_dependence.config.loader import (
+    env_prefix,
+    key_line,
+    list_named,
+    load_config,
+    named_config_path,
+)
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.training.config import load_training_config
@@ -127,3 +133,21 @@ def test_judge_registry_names_fail_at_load(
         load_judge_config(p)
     assert str(e.value).startswith(f"{p}:{_line_of(text, needle)}: ")
     assert suggestion in str(e.value)
+
+
+def test_named_config_path_lists_the_known_names_on_a_typo(tmp_path: Path) -> None:
+    folder = tmp_path / "configs" / "tasks"
+    folder.mkdir(parents=True)
+    for name in ("dl19-psi", "scifact-psi"):
+        (folder / f"{name}.yaml").write_text("task: x\n", encoding="utf-8")
+    assert list_named("configs/tasks", tmp_path) == ["dl19-psi", "scifact-psi"]
+    found = named_config_path("task", "configs/tasks", "dl19-psi", tmp_path)
+    assert found == folder / "dl19-psi.yaml"
+    given = tmp_path / "other.yaml"
+    given.write_text("task: y\n", encoding="utf-8")
+    assert named_config_path("task", "configs/tasks", given, tmp_path) == given  # a path as is
+    with pytest.raises(ConfigError) as err:
+        named_config_path("task", "configs/tasks", "dl91-psi", tmp_path)
+    message = str(err.value)
+    assert "no task 'dl91-psi'" in message and "Did you mean 'dl19-psi'?" in message
+    assert "Known tasks: dl19-psi, scifact-psi" in message

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import yaml
 
 from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.registry import did_you_mean
 
 __all__ = [
     "ENV_PREFIX",
@@ -29,7 +30,9 @@ __all__ = [
     "env_overrides",
     "env_prefix",
     "key_line",
+    "list_named",
     "load_config",
+    "named_config_path",
     "read_yaml_mapping",
 ]
 
@@ -155,3 +158,25 @@ def load_config(
         line = key_line(text, e.key)
         where = f"{path}:{line}" if line is not None else str(path)
         raise ConfigError(f"{where}: {e}", key=e.key) from None
+
+
+def list_named(folder: str | Path, root: str | Path = ".") -> list[str]:
+    """The names (file stems) of the YAML configs in ``root / folder``, sorted."""
+    return sorted(p.stem for p in (Path(root) / folder).glob("*.yaml"))
+
+
+def named_config_path(
+    kind: str, folder: str | Path, name_or_path: str | Path, root: str | Path = "."
+) -> Path:
+    """``name_or_path`` if it names a YAML file, else ``root / folder / <name>.yaml``; a missing
+    file is an error that lists the known names (did-you-mean on a typo)."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = Path(root) / folder / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known, name = list_named(folder, root), str(name_or_path)
+        raise ConfigError(
+            f"no {kind} {name!r} ({path} not found).{did_you_mean(name, known)} "
+            f"Known {kind}s: {', '.join(known) or '(none)'}"
+        )
+    return path

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from presentation_dependence.config.loader import load_config
+from presentation_dependence.config.loader import list_named, load_config, named_config_path
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.registry import did_you_mean
@@ -182,15 +182,7 @@ class Population:
 
 def load_population(name_or_path: str | Path, root: str | Path = ".") -> Population:
     """Load ``configs/reproduction/populations/<name>.yaml`` (or a path) strictly."""
-    path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
-        path = Path(root) / POPULATIONS_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        known = list_populations(root)
-        raise ConfigError(
-            f"no population {str(name_or_path)!r} ({path} not found).{did_you_mean(str(name_or_path), known)} "
-            f"Known: {', '.join(known) or '(none)'}"
-        )
+    path = named_config_path("population", POPULATIONS_DIR, name_or_path, root)
 
     def build(raw: dict[str, Any], stem: str) -> Population:
         if not isinstance(raw.get("collections"), list) or not raw["collections"]:
@@ -206,4 +198,4 @@ def load_population(name_or_path: str | Path, root: str | Path = ".") -> Populat
 
 
 def list_populations(root: str | Path = ".") -> list[str]:
-    return sorted(p.stem for p in (Path(root) / POPULATIONS_DIR).glob("*.yaml"))
+    return list_named(POPULATIONS_DIR, root)

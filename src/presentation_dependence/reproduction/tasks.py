@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from presentation_dependence.config.experiment import config_from_raw
-from presentation_dependence.config.loader import load_config
+from presentation_dependence.config.loader import list_named, load_config, named_config_path
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.atomic import atomic_write_text
@@ -148,20 +148,12 @@ class Job:
 
 
 def list_tasks(root: str | Path = ".") -> list[str]:
-    return sorted(p.stem for p in (Path(root) / TASKS_DIR).glob("*.yaml"))
+    return list_named(TASKS_DIR, root)
 
 
 def load_task(name_or_path: str | Path, root: str | Path = ".") -> Task:
     """Load ``configs/reproduction/tasks/<name>.yaml`` (or a path) strictly."""
-    path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
-        path = Path(root) / TASKS_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        known = list_tasks(root)
-        raise ConfigError(
-            f"no task {str(name_or_path)!r} ({path} not found).{did_you_mean(str(name_or_path), known)} "
-            f"Known tasks: {', '.join(known) or '(none)'}"
-        )
+    path = named_config_path("task", TASKS_DIR, name_or_path, root)
 
     def build(raw: dict[str, Any], stem: str) -> Task:
         task = build_dataclass(Task, raw)
