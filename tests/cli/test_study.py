@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from presentation_dependence.cli import main
-from presentation_dependence.training.study import study_table
+from presentation_dependence.training.study_table import study_table
 from tests.cli.conftest import REPO, files_under, load_script
 from tests.judge.conftest import items_file
 from tests.judge.test_study import _config as judge_config

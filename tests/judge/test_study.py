@@ -17,6 +17,7 @@ from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRequest, read_records
 from presentation_dependence.judge.study import load_study, placement_flips
 from presentation_dependence.runners.archive import archive_summaries
+from presentation_dependence.runners.costs import phase_cost
 from tests.judge.conftest import make_items
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,6 +120,8 @@ def test_plan_counts_calls_and_scales_cpu_from_measured_runs(
     assert (own.items, own.calls, scaled.calls) == (10, 40, 240)
     assert own.basis == "`toy-readout`" and "scaled" in scaled.basis
     assert runs[0].cpu_seconds is not None
+    cost = phase_cost(tmp_path / "s" / "toy-readout", "judge")  # every part's seconds, summed
+    assert cost is not None and cost.complete and runs[0].cpu_seconds == cost.cpu_seconds
     assert own.cpu_hours == pytest.approx(runs[0].cpu_seconds / 3600)
     assert scaled.cpu_per_call == pytest.approx(own.cpu_per_call)  # same items
 
@@ -159,3 +162,23 @@ def test_rerun_of_the_first_items_only_is_measured_and_labelled(
     assert (within["records"], within["items"]) == (3 * per_item, 3)
     assert f"({3 * per_item} of {len(sweep)} calls)" in study_markdown(load_study(root), None)
     assert main([*args[:-2], "--rerun-items", "0"]) == 2
+
+
+def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
+    tmp_path: Path, items_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes share a study: the one that finds the sweep unfinished (the other holds a
+    part) neither reruns nor gates, and does not fail; the other finishes the config."""
+    import presentation_dependence.judge.study_run as study_run
+
+    cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
+    calls: list[str] = []
+    monkeypatch.setattr(study_run, "run_judge_task", lambda *a, **k: calls.append("judge"))
+    monkeypatch.setattr(study_run, "run_noise_task", lambda *a, **k: calls.append("rerun"))
+    monkeypatch.setattr(study_run, "run_gate_task", lambda *a, **k: calls.append("gate"))
+    study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=True)
+    assert calls == ["judge"]
+    monkeypatch.undo()
+    study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=True)
+    out = tmp_path / "study" / "toy-readout"
+    assert (out / "rerun" / "noise.json").is_file() and (out / "gate_verdict.json").is_file()

@@ -10,7 +10,7 @@ import pytest
 from presentation_dependence.cli import main
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.runners.archive import archive_summaries, archive_summary
-from presentation_dependence.training.study import study_table
+from presentation_dependence.training.study_table import study_table
 from tests.training.test_study_and_bench import _fake_run
 
 
@@ -71,7 +71,9 @@ def test_archive_keeps_a_judge_study_folder_with_its_nested_rerun(tmp_path) -> N
         "records.jsonl",
         "summary.json",
         "study_timing.json",
+        "unit_costs.jsonl",
         "rerun/noise.json",
+        "rerun/unit_costs.jsonl",
         "rerun/noise/batch_size1/run0.jsonl",
         "rerun/noise/batch_size1/run1.jsonl",
     ]

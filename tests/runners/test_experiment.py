@@ -120,7 +120,7 @@ def outputs_if_exist(run_dir: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(run_dir)): p.read_bytes()
         for p in sorted(run_dir.rglob("*"))
-        if p.is_file() and p.name not in ("provenance.json", "run.log")
+        if p.is_file() and p.name not in ("provenance.json", "run.log", "unit_costs.jsonl")
     }
 
 

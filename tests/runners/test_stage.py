@@ -16,6 +16,7 @@ from presentation_dependence.config import load_experiment_config
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.records import Candidate, Query, RerankRequest
 from presentation_dependence.runners import ExperimentManager
+from presentation_dependence.runners.costs import UNIT_COSTS, phase_cost
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
 from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 from presentation_dependence.runners.stage import (
@@ -207,3 +208,20 @@ def test_rerank_refuses_a_per_query_file_of_another_reranker_config(tmp_path, mo
     summary = ExperimentManager(cfg(0), tmp_path / "a", recompute_changed=True).run()
     assert (summary.computed, summary.complete) == (1, True)
     assert mine.read_bytes() == original
+
+
+def test_every_computed_query_records_its_cost_once_over_shards_and_resumes(tmp_path):
+    folder, reqs = RunFolder(tmp_path), _requests()
+    _run(folder, CountStage(folder), reqs, shard=(0, 2))
+    partial = phase_cost(tmp_path, "test")
+    assert partial is not None and (partial.units, partial.total, partial.complete) == (2, 4, False)
+    _run(folder, CountStage(folder), reqs, shard=(1, 2))
+    _run(folder, CountStage(folder), reqs)  # all reused: no line added
+    lines = [json.loads(x) for x in (tmp_path / UNIT_COSTS).read_text().splitlines()]
+    assert sorted(x["unit"] for x in lines) == ["q0", "q1", "q2", "q3"]
+    assert {x["phase"] for x in lines} == {"test"} and {x["of"] for x in lines} == {4}
+    whole = phase_cost(tmp_path, "test")
+    assert whole is not None and whole.complete and whole.units == 4
+    assert whole.seconds == pytest.approx(sum(x["seconds"] for x in lines))
+    assert whole.cpu_seconds == pytest.approx(sum(x["cpu_seconds"] for x in lines))
+    assert phase_cost(tmp_path, "psi") is None  # another phase: nothing recorded

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from presentation_dependence.optional import MissingExtraError, import_optional
-from presentation_dependence.training.study import collapsed, study_plan, study_table
+from presentation_dependence.training.study import study_plan
+from presentation_dependence.training.study_table import collapsed, study_table
 
 
 def test_missing_extra_names_it():
@@ -129,7 +130,7 @@ def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):
 
 
 def test_collapse_rule_is_not_applied_off_the_grade_scale(tmp_path):
-    from presentation_dependence.training.study import run_paradigm
+    from presentation_dependence.training.study_table import run_paradigm
 
     base = {"score_spread": 0.3, "tied_share": 0.1}
     # a bi-encoder teacher's cosines are not expected grades: no verdict
@@ -204,3 +205,18 @@ def test_study_table_names_the_processors_and_flags_rows_of_another(tmp_path):
     table = study_table(folders)
     assert "AMD EPYC [avx2 avx512_bf16]; not recorded." in table
     assert "oc-sft: not recorded" in table and "off-the-shelf: AMD EPYC" in table
+
+
+def test_study_table_sums_the_psi_cpu_seconds_only_when_every_query_has_them(tmp_path):
+    from presentation_dependence.runners.costs import record_unit_cost
+
+    for name in ("off-the-shelf", "bsc", "resumed"):
+        _fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
+    for q, cpu in (("q1", 100.0), ("q2", 120.0), ("q3", 90.5)):  # e.g. two processes, resumed
+        record_unit_cost(tmp_path / "bsc", "psi", q, 3, cpu + 5, cpu)
+    record_unit_cost(tmp_path / "resumed", "psi", "q3", 3, 10.0, 9.0)  # begun before costs
+    table = study_table([tmp_path / n for n in ("off-the-shelf", "bsc", "resumed")])
+    assert "CPU s (PSI, all queries) |" in table.splitlines()[0]
+    rows = {ln.split(" | ")[0][2:]: ln for ln in table.splitlines()[2:5]}  # the scorer rows
+    assert rows["bsc"].endswith("| 310 |")  # 100 + 120 + 90.5
+    assert rows["off-the-shelf"].endswith("| — |") and rows["resumed"].endswith("| — |")

@@ -220,8 +220,8 @@ def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.io.atomic import atomic_write_text
     from presentation_dependence.report.markers import splice_file
-    from presentation_dependence.training.study import study_table
     from presentation_dependence.training.study_run import study_run_dirs
+    from presentation_dependence.training.study_table import study_table
 
     table = study_table(study_run_dirs(args.dl19_dir), args.timings)
     if args.out:

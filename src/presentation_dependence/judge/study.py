@@ -3,7 +3,8 @@
 Layout under a study root (``scripts/judge_study.py`` writes it; ``configs/judge/study/``):
 
 * ``<root>/<config id>/``: a ``presdep judge`` folder (``records.jsonl``, ``summary.json``,
-  ``resolved_config.yaml``, ``provenance.json``) plus ``study_timing.json`` (wall and CPU seconds);
+  ``resolved_config.yaml``, ``provenance.json``) plus the cost: ``unit_costs.jsonl`` (every
+  part's wall and CPU seconds) where it covers every part, else ``study_timing.json``;
   ``rerun/`` inside it, when present, is a ``presdep noise`` folder whose run 0 is the sweep
   itself (``--reference``); ``gate_verdict.json``, when present, a ``presdep gate`` verdict.
 * ``<root>/<id>/`` with ``ranking_summary.json``: a ``task: rank`` folder;
@@ -48,6 +49,7 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.scoring import compare_runs, wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
+from presentation_dependence.runners.costs import phase_cost
 
 __all__ = [
     "StudyRun",
@@ -95,10 +97,7 @@ def load_run(folder: Path) -> StudyRun | None:
     if not cfg_path.is_file():
         return None
     cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
-    timing = _json(folder / "study_timing.json") or {}
     run = StudyRun(str(cfg.get("id", folder.name)), folder, "judge", cfg)
-    run.seconds = timing.get("seconds")
-    run.cpu_seconds = timing.get("cpu_seconds")
     if (folder / "ranking_summary.json").is_file():
         run.kind, run.summary = "rank", _json(folder / "ranking_summary.json")
     elif (folder / "records.jsonl").is_file() and (folder / "summary.json").is_file():
@@ -110,6 +109,14 @@ def load_run(folder: Path) -> StudyRun | None:
         run.kind, run.summary = "noise", _json(folder / "noise.json")
     else:
         return None
+    # The run's cost: its units' summed seconds where every unit has a record (a run resumed
+    # across sessions or shared by processes), else the one invocation study_timing.json timed.
+    cost = phase_cost(folder, run.kind)
+    timing = _json(folder / "study_timing.json") or {}
+    if cost is not None and cost.complete:
+        run.seconds, run.cpu_seconds = cost.seconds, cost.cpu_seconds
+    else:
+        run.seconds, run.cpu_seconds = timing.get("seconds"), timing.get("cpu_seconds")
     return run
 
 

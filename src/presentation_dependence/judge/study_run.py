@@ -12,8 +12,11 @@
 * ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
   ``<folder>/gate_verdict.json``; its calls are cached in ``<folder>/gate_cache/`` (unless the
   block names a ``cache_dir``), so an interrupted gate resumes.
-* ``study_timing.json`` in each folder records the wall and CPU seconds of its run (CPU
-  seconds are what a busy shared machine does not distort).
+* ``study_timing.json`` in each folder records the wall and CPU seconds of its last
+  invocation (CPU seconds are what a busy shared machine does not distort); the run's whole
+  cost, over resumes and processes, is in ``unit_costs.jsonl`` (:mod:`~presentation_dependence.runners.costs`).
+* Processes may share a study (each part is claimed by one): one that finds the run's parts
+  (or the rerun's) still judged by another leaves the rest of the config to it.
 """
 
 from __future__ import annotations
@@ -84,6 +87,9 @@ def run_study_config(
         _timed(out, "run", lambda: run_judge_task(cfg, out, argv))
     if cfg.task != "judge" or cfg.id.startswith("noise-"):
         return
+    if not _done(out):  # another process sharing the folder still judges parts
+        log.info("%s: parts still judged by another process; it finishes the run", out)
+        return
     if rerun and not _done(out / "rerun"):
         bs = getattr(cfg.judge.options, "batch_size", 1)
         one = replace(cfg, noise=NoiseConfig(repeats=2, batch_sizes=[bs]))
@@ -95,6 +101,9 @@ def run_study_config(
         keys = {(r.item.item_id, r.placement) for r in judge_requests(one)[1]}
         ref = [r for r in sweep if (r.item_id, r.placement) in keys]
         _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
+        if not _done(out / "rerun"):
+            log.info("%s: rerun parts still judged by another process", out)
+            return
     if gate and not (out / "gate_verdict.json").is_file():
         cache = cfg.gate.cache_dir or str(out / "gate_cache")
         gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))

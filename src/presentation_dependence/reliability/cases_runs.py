@@ -33,8 +33,8 @@ __all__ = ["CONCURRENCY_CASES", "HOSTED_CASES", "KILL_CASES"]
 
 
 def _results(run_dir: Path) -> dict[str, bytes]:
-    """The result files of a run folder (not provenance, logs or locks)."""
-    skip = {"provenance.json", "run.log"}
+    """The result files of a run folder (not provenance, logs, unit costs or locks)."""
+    skip = {"provenance.json", "run.log", "unit_costs.jsonl"}
     return {
         str(p.relative_to(run_dir)): p.read_bytes()
         for p in sorted(run_dir.rglob("*"))

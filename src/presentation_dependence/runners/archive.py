@@ -45,6 +45,7 @@ SUMMARY_FILES = frozenset(
         "gate_verdict.json",
         "ranking_summary.json",
         "noise.json",
+        "unit_costs.jsonl",  # each resume unit's wall and CPU seconds (runners/costs.py)
     }
 )
 RERUN_RECORDS = re.compile(r"^run\d+\.jsonl$")  # noise/<condition>/run<r>.jsonl

@@ -11,8 +11,8 @@ query id, these candidate ids and texts, this :func:`config_fingerprint` and wha
 checks itself, e.g. PSI's presentations; else it is refused, naming the unit, or with
 ``recompute_changed`` recomputed with a warning and the stage's stale outputs removed; a file
 written before a fingerprint existed is compared on what it stored); atomic writes under a
-per-unit claim (processes sharing a folder compute each unit once); provenance; progress
-(:mod:`.progress`).
+per-unit claim (processes sharing a folder compute each unit once); each computed unit's wall
+and CPU seconds (:mod:`.costs`, ``unit_costs.jsonl``); provenance; progress (:mod:`.progress`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from presentation_dependence.presentations import (
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.runners.costs import UnitClock, record_unit_cost
 from presentation_dependence.runners.fingerprint import (
     FINGERPRINT_KEY,
     request_fingerprint,
@@ -302,7 +303,9 @@ def run_units(
             if not held or (path.exists() and plan.problem(u) is None):
                 elsewhere += 1
                 continue
+            clock = UnitClock()
             stage.write(path, stage.compute(u), stage.fingerprints(u))
+            record_unit_cost(folder.path, stage.name, key, len(units), *clock.elapsed())
             computed += 1
     if elsewhere:
         log.info(

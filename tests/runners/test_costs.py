@@ -1,0 +1,42 @@
+"""Unit costs: one line per computed unit, the last line of a unit wins, a torn line is skipped."""
+
+from __future__ import annotations
+
+import pytest
+
+from presentation_dependence.runners.costs import (
+    UNIT_COSTS,
+    UnitClock,
+    phase_cost,
+    record_unit_cost,
+)
+
+
+def test_the_last_record_of_a_unit_counts_and_phases_are_apart(tmp_path):
+    record_unit_cost(tmp_path, "psi", "q1", 2, 10.0, 9.0)
+    record_unit_cost(tmp_path, "psi", "q1", 2, 4.0, 3.5)  # computed again (--recompute-changed)
+    record_unit_cost(tmp_path, "run", "q1", 2, 1.0, 1.0)
+    cost = phase_cost(tmp_path, "psi")
+    assert cost is not None
+    assert (cost.units, cost.total, cost.seconds, cost.cpu_seconds) == (1, 2, 4.0, 3.5)
+    assert not cost.complete
+    record_unit_cost(tmp_path, "psi", "q2", 2, 6.0, 5.5)
+    done = phase_cost(tmp_path, "psi")
+    assert done is not None and done.complete
+    assert (done.seconds, done.cpu_seconds) == pytest.approx((10.0, 9.0))
+
+
+def test_a_torn_last_line_is_skipped_and_no_file_is_none(tmp_path):
+    assert phase_cost(tmp_path, "psi") is None
+    record_unit_cost(tmp_path, "psi", "q1", 1, 2.0, 1.0)
+    with (tmp_path / UNIT_COSTS).open("a", encoding="utf-8") as f:
+        f.write('{"phase": "psi", "unit": "q2", "of"')  # a process killed mid-write
+    cost = phase_cost(tmp_path, "psi")
+    assert cost is not None and (cost.units, cost.cpu_seconds, cost.complete) == (1, 1.0, True)
+
+
+def test_the_clock_measures_this_process_cpu():
+    clock = UnitClock()
+    sum(i * i for i in range(200_000))  # some CPU work
+    wall, cpu = clock.elapsed()
+    assert wall > 0 and cpu > 0
