@@ -203,8 +203,17 @@ def test_study_table_names_the_processors_and_flags_rows_of_another(tmp_path):
     old = {"invocations": [{"command": ["presdep"]}]}  # from before the CPU was recorded
     (tmp_path / "oc-sft" / "provenance.json").write_text(json.dumps(old))
     table = study_table(folders)
-    assert "AMD EPYC [avx2 avx512_bf16]; not recorded." in table
-    assert "oc-sft: not recorded" in table and "off-the-shelf: AMD EPYC" in table
+    assert (
+        "Processors (provenance.json): AMD EPYC [avx2 avx512_bf16]. Not recorded for oc-sft"
+        in table
+    )
+    assert "not all computed on one kind" not in table  # unknown is not another kind
+    xeon = {"model": "Intel Xeon", "flags": ["avx2"]}
+    other = {"invocations": [{"command": ["presdep"], "cpu": xeon}]}
+    (tmp_path / "oc-sft" / "provenance.json").write_text(json.dumps(other))
+    table = study_table(folders)
+    assert "AMD EPYC [avx2 avx512_bf16]; Intel Xeon [avx2]." in table
+    assert "oc-sft: Intel Xeon [avx2]" in table and "off-the-shelf: AMD EPYC" in table
 
 
 def test_study_table_sums_the_psi_cpu_seconds_only_when_every_query_has_them(tmp_path):

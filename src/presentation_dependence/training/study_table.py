@@ -158,6 +158,27 @@ def step_seconds(timings: str | Path | None) -> dict[str, float]:
     return out
 
 
+def processors_line(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Where the rows ran (``provenance.json``): the processors recorded; when they differ, each
+    row's; the rows with a command from before the processor was recorded."""
+    unknown = "not recorded"
+    known = sorted({c for r in rows for c in r["cpus"] if c != unknown})
+    line = f"Processors (provenance.json): {'; '.join(known) or 'none recorded'}."
+    if len(known) > 1:
+        line += (
+            " The rows were not all computed on one kind of processor: "
+            + "; ".join(f"{r['scorer']}: {', '.join(r['cpus']) or 'no provenance'}" for r in rows)
+            + "."
+        )
+    unrecorded = [r["scorer"] for r in rows if unknown in r["cpus"] or not r["cpus"]]
+    if unrecorded and known:
+        line += (
+            f" Not recorded for {', '.join(unrecorded)} (a command from before provenance "
+            "recorded the processor)."
+        )
+    return line
+
+
 def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = None) -> str:
     """The study's Markdown: one row per scorer run folder, then each scorer paired against the
     first (off-the-shelf) and the verdict on the issue's goal (τ-PSI halved, no loss of nDCG@10
@@ -184,12 +205,7 @@ def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = Non
             f"{tokens} | {_fmt0(wall)} | "
             f"{_fmt0(r['psi_cpu_seconds'])} |"
         )
-    cpus = sorted({c for r in rows for c in r["cpus"]})
-    lines += ["", f"Processors (provenance.json): {'; '.join(cpus) or 'no provenance'}."]
-    if len(cpus) > 1:
-        lines[-1] += " The rows were not all computed on one kind of processor: " + "; ".join(
-            f"{r['scorer']}: {', '.join(r['cpus']) or 'no provenance'}" for r in rows
-        )
+    lines += ["", processors_line(rows)]
     paired = paired_rows(rows)
     if paired:
         lines += [
