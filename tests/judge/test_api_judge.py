@@ -156,3 +156,16 @@ def test_pass_stats_merge_over_parts():
     )
     assert got["running_mean"] == pytest.approx((3 * 1.0 + 1 * 2.0) / 4)
     assert merge_pass_stats([None]) is None
+
+
+def test_the_servers_version_is_recorded_when_it_tells_it(server, tiny_model):
+    assert server.server_version is None  # an OpenAI-compatible server without /version
+    assert _judge(server, tiny_model).describe()["server_version"] is None
+    with ChatServer(
+        None,
+        completer=TransformersCompleter(tiny_model),
+        model_root=tiny_model,
+        model_name="tiny",
+        server_version="0.32.0",
+    ) as vllm_like:
+        assert _judge(vllm_like, tiny_model).describe()["server_version"] == "0.32.0"

@@ -22,7 +22,9 @@ preemptions counted during the pass (vLLM's ``vllm:num_requests_running``,
 Identity: ``judge_class`` ``openai-completions``, the local copy's snapshot (the embedded GGUF
 hash, a folder's content hash, or the hub commit), the prompt and parser versions and the seed.
 The server is asked which models it serves (``GET /models``); when the one served does not name
-the local copy's folder as its root, a warning says the snapshot is the local copy's.
+the local copy's folder as its root, a warning says the snapshot is the local copy's. Its
+software version is recorded in ``describe()`` when it tells it (vLLM's ``GET /version``), else
+``None``.
 """
 
 from __future__ import annotations
@@ -262,6 +264,15 @@ class ApiJudge(GenerativeChatJudge):
             self._served = name
         return self._served
 
+    def server_version(self) -> str | None:
+        """The server's version from ``GET /version`` (vLLM's), or ``None`` when it has none."""
+        root = self.options.base_url.rstrip("/").removesuffix("/v1")
+        try:
+            version = get_json(root + "/version", min(self.options.timeout_s, 10.0)).get("version")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return None if version is None else str(version)
+
     def _ask(self, ids: Sequence[int]) -> Generation:
         o = self.options
         payload = {
@@ -313,5 +324,6 @@ class ApiJudge(GenerativeChatJudge):
             self.identity(),
             self.options,
             served_model=self.served_model(),
+            server_version=self.server_version(),
             decoding="greedy (temperature 0)",
         )

@@ -98,7 +98,9 @@ def measured_markdown(folder: Path) -> str:
             "software",
             f"torch {judge.get('torch')}, transformers {judge.get('transformers')}"
             if "torch" in judge
-            else "the server's (not recorded by the client)",
+            else f"the server's: version {judge['server_version']} (its `GET /version`)"
+            if judge.get("server_version")
+            else "the server's (it did not tell its version)",
         ),
         ("code", f"git {str(prov['git'].get('commit'))[:12]} (dirty: {prov['git'].get('dirty')})"),
         ("wall time", f"{fmt(sum(secs) / 60, 1)} min for {len(secs)} runs, {prov['time_utc']}"),

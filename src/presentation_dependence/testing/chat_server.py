@@ -131,8 +131,10 @@ class ChatServer:
         expected_api_key: str | None = None,
         error_body: bytes = DEFAULT_ERROR_BODY,
         trickle_interval_s: float = 0.2,
+        server_version: str | None = None,
     ) -> None:
         self.responder = responder
+        self.server_version = server_version  # GET /version (vLLM's); None = 404
         self.completer = completer
         self.model_root = model_root
         self.model_name = model_name
@@ -209,6 +211,8 @@ class ChatServer:
                         f'vllm:num_preemptions_total{{model_name="m"}} 0.0\n'
                     )
                     self._send(200, text.encode())
+                elif self.path.rstrip("/") == "/version" and server.server_version is not None:
+                    self._send(200, json.dumps({"version": server.server_version}).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
