@@ -45,14 +45,21 @@ def test_noise_command(tmp_path: Path, items_file: Path) -> None:
     cfg = config(tmp_path, items_file)
     out = tmp_path / "n"
     assert (
-        main(["noise", str(cfg), "--out", str(out), "--batch-sizes", "1", "4", "--repeats", "2"])
+        main(
+            ["noise", str(cfg), "--out", str(out), "--batch-sizes", "1", "4", "8", "--repeats", "2"]
+        )
         == 0
     )
     noise = json.loads((out / "noise.json").read_text())
-    assert [r["condition"] for r in noise["runs"]] == ["batch_size=1"] * 2 + ["batch_size=4"] * 2
-    assert len(noise["comparisons"]) == 3 and len(noise["paired_tests"]) == 1
+    assert [r["condition"] for r in noise["runs"]] == [
+        f"batch_size={b}" for b in (1, 1, 4, 4, 8, 8)
+    ]
+    assert len(noise["comparisons"]) == 5 and len(noise["paired_tests"]) == 2
     assert (out / "noise" / "batch_size1" / "run1.jsonl").is_file()
-    assert "noise ÷ SE" in (out / "noise.md").read_text()
+    md = (out / "noise.md").read_text()
+    assert "noise ÷ SE" in md
+    paired = md.split("## Paired tests")[1]  # one table, a row per condition against the first
+    assert paired.count("| A | B |") == 1 and paired.count("| batch_size=1 run 0 |") == 2
 
 
 def test_rank_task(tmp_path: Path, items_file: Path) -> None:

@@ -23,9 +23,9 @@ from presentation_dependence.judge.config import config_from_raw
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import read_records
 from presentation_dependence.judge.report import (
-    compare_markdown,
     fmt,
     noise_markdown,
+    paired_tests_markdown,
     sweep_markdown,
 )
 from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
@@ -114,10 +114,7 @@ def measured_markdown(folder: Path) -> str:
     ]
     parts.append(_examples(folder, first["condition"]))
     if noise.get("paired_tests"):
-        parts.append(
-            "\n### Paired tests between batch sizes\n\n"
-            + "".join(compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"])
-        )
+        parts.append("\n### Paired tests between batch sizes\n\n" + paired_tests_markdown(noise))
     return "".join(parts)
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "fmt_ci",
     "jsonable",
     "noise_markdown",
+    "paired_tests_markdown",
     "ranking_markdown",
     "sweep_markdown",
 ]
@@ -193,8 +194,8 @@ def noise_markdown(n: Mapping[str, Any]) -> str:
     return runs + "\n" + comp
 
 
-def compare_markdown(label_a: str, label_b: str, c: Mapping[str, Any]) -> str:
-    mc, pb = c["mcnemar"], c["paired_bootstrap"]
+def compare_markdown(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> str:
+    """One table of paired comparisons: (label A, label B, :func:`compare_runs` output) each."""
     return _table(
         [
             "A",
@@ -211,16 +212,25 @@ def compare_markdown(label_a: str, label_b: str, c: Mapping[str, Any]) -> str:
             [
                 label_a,
                 label_b,
-                mc["n"],
-                mc["a_only"],
-                mc["b_only"],
-                fmt(mc["p_value"]),
-                pb["items"],
-                f"{pb['mean_diff']:+.3f} [{fmt(pb['ci_low'])}, {fmt(pb['ci_high'])}]",
-                fmt(pb["p_value"]),
+                c["mcnemar"]["n"],
+                c["mcnemar"]["a_only"],
+                c["mcnemar"]["b_only"],
+                fmt(c["mcnemar"]["p_value"]),
+                c["paired_bootstrap"]["items"],
+                f"{c['paired_bootstrap']['mean_diff']:+.3f} "
+                f"[{fmt(c['paired_bootstrap']['ci_low'])}, {fmt(c['paired_bootstrap']['ci_high'])}]",
+                fmt(c["paired_bootstrap"]["p_value"]),
             ]
+            for label_a, label_b, c in rows
         ],
     )
+
+
+def paired_tests_markdown(noise: Mapping[str, Any]) -> str:
+    """The paired tests of a rerun-noise study (run 0 of each condition against run 0 of the
+    first) as one table; '' when it has none."""
+    tests = noise.get("paired_tests") or []
+    return compare_markdown([(p["a"], p["b"], p) for p in tests]) if tests else ""
 
 
 def ranking_markdown(s: Mapping[str, Any]) -> str:

@@ -48,9 +48,9 @@ from presentation_dependence.judge.records import (
     write_records,
 )
 from presentation_dependence.judge.report import (
-    compare_markdown,
     jsonable,
     noise_markdown,
+    paired_tests_markdown,
     ranking_markdown,
     sweep_markdown,
 )
@@ -164,9 +164,7 @@ def run_noise_task(
             + noise_markdown(noise)
         )
         if noise["paired_tests"]:
-            text += "\n## Paired tests\n\n" + "".join(
-                compare_markdown(p["a"], p["b"], p) for p in noise["paired_tests"]
-            )
+            text += "\n## Paired tests\n\n" + paired_tests_markdown(noise)
         folder.write_text("noise.md", text)
         log.info("wrote %s", folder.path)
     return noise

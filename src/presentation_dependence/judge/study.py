@@ -43,6 +43,7 @@ from presentation_dependence.judge.report import (
     fmt,
     fmt_ci,
     noise_markdown,
+    paired_tests_markdown,
     ranking_markdown,
     sweep_markdown,
 )
@@ -258,7 +259,7 @@ def _paired(a: StudyRun, b: StudyRun) -> str:
                 f"[{fmt(pb['ci_low'])}, {fmt(pb['ci_high'])}] (bootstrap p {fmt(pb['p_value'])}).\n"
             )
         else:
-            out.append(compare_markdown(f"`{a.run_id}`", f"`{b.run_id}`", c))
+            out.append(compare_markdown([(f"`{a.run_id}`", f"`{b.run_id}`", c)]))
     return "".join(out)
 
 
@@ -317,6 +318,11 @@ def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
             parts.append(
                 f"\n### Rerun noise against load `{r.run_id}`\n\n" + noise_markdown(r.summary)
             )
+            if r.summary.get("paired_tests"):
+                parts.append(
+                    "\nPaired tests, run 0 of each condition against run 0 of the first "
+                    "(failure = 0):\n\n" + paired_tests_markdown(r.summary)
+                )
     return "".join(parts)
 
 
@@ -327,8 +333,12 @@ def slot_accuracy_png(runs: Sequence[StudyRun]) -> bytes:
     for r in runs:
         if r.kind == "judge":
             by_set[r.set_name].append(r)
-    fig, axes = plt.subplots(1, max(1, len(by_set)), figsize=(3.4 * max(1, len(by_set)), 3.0))
-    axes = list(axes) if len(by_set) > 1 else [axes]
+    n_sets = max(1, len(by_set))
+    cols, rows = min(2, n_sets), (n_sets + 1) // 2  # two panels a row
+    fig, grid = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.4 * rows), squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[len(by_set) :]:
+        ax.set_visible(False)
     for ax, (name, rs) in zip(axes, by_set.items(), strict=False):
         width = 0.8 / len(rs)
         for k, r in enumerate(rs):
@@ -347,6 +357,9 @@ def slot_accuracy_png(runs: Sequence[StudyRun]) -> bytes:
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("slot of the correct response", fontsize=8)
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel("accuracy (failure = 0)", fontsize=8)
+        # below the panel: inside, it hides the points near 1 of a judge that prefers one slot
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    for row in grid:
+        row[0].set_ylabel("accuracy (failure = 0)", fontsize=8)
+    fig.tight_layout()
     return _png(fig)
