@@ -182,3 +182,28 @@ def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
     study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=True)
     out = tmp_path / "study" / "toy-readout"
     assert (out / "rerun" / "noise.json").is_file() and (out / "gate_verdict.json").is_file()
+
+
+def test_only_the_process_that_finishes_a_config_archives_it(
+    tmp_path: Path, items_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--archive-to``: a process that leaves an unfinished config to another archives nothing
+    (no half-finished run lands in git); the one that finishes it archives the summaries."""
+    import presentation_dependence.judge.study_run as study_run
+
+    cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
+    archive = tmp_path / "archive"
+    monkeypatch.setattr(study_run, "run_judge_task", lambda *a, **k: None)
+    left = study_run.run_study_config(
+        cfg, tmp_path / "study", [], rerun=True, gate=False, archive_to=archive
+    )
+    assert left is False and not archive.exists()
+    monkeypatch.undo()
+    assert study_run.run_study_config(
+        cfg, tmp_path / "study", [], rerun=True, gate=False, archive_to=archive
+    )
+    kept = archive / "toy-readout"
+    assert (kept / "summary.json").is_file() and (kept / "rerun" / "noise.json").is_file()
+    assert read_records(kept / "records.jsonl") == read_records(
+        tmp_path / "study" / "toy-readout" / "records.jsonl"
+    )

@@ -6,7 +6,7 @@ presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/st
 presdep study archive RUN_DIR ... --to DEST                  the summaries a table reads, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
-    (= scripts/judge_study.py)
+    [--archive-to DIR]   (= scripts/judge_study.py)
 presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py; cli/reproduction.py)
 """
 
@@ -140,6 +140,12 @@ def register(sub: Subparsers) -> None:
         type=int,
         metavar="N",
         help="with --rerun: rerun only the calls of the sweep's first N items",
+    )
+    j.add_argument(
+        "--archive-to",
+        metavar="DIR",
+        help="copy each finished config's summaries into DIR/<id>/ (as 'study archive'), by the "
+        "process that finishes it (e.g. docs/results/judge-study/runs)",
     )
     add_override(j, "judge.batch_size=4")
     reproduction.register(actions)
@@ -307,6 +313,7 @@ def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
         rerun=args.rerun,
         gate=args.gate,
         rerun_items=args.rerun_items,
+        archive_to=args.archive_to,
     )
     log.info("%d judge runs under %s", len(folders), args.root)
     return EXIT_OK

@@ -17,6 +17,10 @@
   cost, over resumes and processes, is in ``unit_costs.jsonl`` (:mod:`~presentation_dependence.runners.costs`).
 * Processes may share a study (each part is claimed by one): one that finds the run's parts
   (or the rerun's) still judged by another leaves the rest of the config to it.
+* ``archive_to``: the process that finishes a config (its run, and the rerun and the gate when
+  asked for) copies the folder's summaries into ``archive_to/<id>/``
+  (:func:`~presentation_dependence.runners.archive.archive_summaries`); one that leaves the
+  config to another does not, so no half-finished run is archived.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from presentation_dependence.judge.runner import (
     run_judge_task,
     run_noise_task,
 )
+from presentation_dependence.runners.archive import archive_summaries
 
 __all__ = ["DONE", "run_judge_study", "run_study_config", "study_configs"]
 
@@ -76,20 +81,38 @@ def run_study_config(
     rerun: bool,
     gate: bool,
     rerun_items: int | None = None,
-) -> None:
-    """One config of the study into ``root/<id>/`` (skipped when finished)."""
+    archive_to: Path | None = None,
+) -> bool:
+    """One config of the study into ``root/<id>/`` (skipped when finished); archived into
+    ``archive_to`` by the process that finishes it. True when the config is finished."""
     out = root / cfg.id
+    finished = _run_config(cfg, out, argv, rerun=rerun, gate=gate, rerun_items=rerun_items)
+    if finished and archive_to is not None:
+        archive_summaries([out], archive_to)
+    return finished
+
+
+def _run_config(
+    cfg: JudgeTaskConfig,
+    out: Path,
+    argv: Sequence[str],
+    *,
+    rerun: bool,
+    gate: bool,
+    rerun_items: int | None,
+) -> bool:
+    """:func:`run_study_config`'s work; False when another process still judges parts."""
     if _done(out):
         log.info("%s: finished run found, skipped", out)
     elif cfg.id.startswith("noise-"):
         _timed(out, "run", lambda: run_noise_task(cfg, out, argv))
     else:
         _timed(out, "run", lambda: run_judge_task(cfg, out, argv))
-    if cfg.task != "judge" or cfg.id.startswith("noise-"):
-        return
     if not _done(out):  # another process sharing the folder still judges parts
         log.info("%s: parts still judged by another process; it finishes the run", out)
-        return
+        return False
+    if cfg.task != "judge" or cfg.id.startswith("noise-"):
+        return True
     if rerun and not _done(out / "rerun"):
         bs = getattr(cfg.judge.options, "batch_size", 1)
         one = replace(cfg, noise=NoiseConfig(repeats=2, batch_sizes=[bs]))
@@ -103,11 +126,12 @@ def run_study_config(
         _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
         if not _done(out / "rerun"):
             log.info("%s: rerun parts still judged by another process", out)
-            return
+            return False
     if gate and not (out / "gate_verdict.json").is_file():
         cache = cfg.gate.cache_dir or str(out / "gate_cache")
         gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))
         _timed(out, "gate", lambda: run_gate_task(gated, out / "gate_verdict.json", argv))
+    return not gate or (out / "gate_verdict.json").is_file()
 
 
 def run_judge_study(
@@ -119,11 +143,20 @@ def run_judge_study(
     rerun: bool = False,
     gate: bool = False,
     rerun_items: int | None = None,
+    archive_to: str | Path | None = None,
 ) -> list[Path]:
     """Every config of ``paths`` (default :func:`study_configs`), all validated before the first
     runs; the run folders, in order."""
     chosen = list(paths) or study_configs()
     configs = [load_judge_config(path, overrides) for path in chosen]
     for cfg in configs:
-        run_study_config(cfg, Path(root), argv, rerun=rerun, gate=gate, rerun_items=rerun_items)
+        run_study_config(
+            cfg,
+            Path(root),
+            argv,
+            rerun=rerun,
+            gate=gate,
+            rerun_items=rerun_items,
+            archive_to=None if archive_to is None else Path(archive_to),
+        )
     return [Path(root) / cfg.id for cfg in configs]
