@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect_provenance", "cpu_info", "file_sha256", "git_state", "utc_now"]
+__all__ = ["collect_provenance", "cpu_info", "cpu_label", "file_sha256", "git_state", "utc_now"]
 __all__ += ["package_version", "package_versions"]
 
 PACKAGES = (
@@ -124,6 +124,14 @@ def cpu_info(cpuinfo: str = "/proc/cpuinfo") -> dict[str, Any]:
         "logical_cpus": os.cpu_count(),
         "flags": [f for f in NUMERIC_CPU_FLAGS if f in flags],
     }
+
+
+def cpu_label(cpu: Mapping[str, Any] | None) -> str:
+    """A :func:`cpu_info` record as one line, ``model [flags]`` (two machines of one model name
+    can differ in the flags); ``not recorded`` for a result from before processors were recorded."""
+    if not cpu:
+        return "not recorded"
+    return f"{cpu.get('model')} [{' '.join(cpu.get('flags', []))}]"
 
 
 def collect_provenance(

@@ -16,6 +16,7 @@ from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_st
 from presentation_dependence.judge.parser import verdict_record
 from presentation_dependence.judge.records import JudgeRequest, read_records
 from presentation_dependence.judge.study import load_study, placement_flips
+from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.runners.archive import archive_summaries
 from presentation_dependence.runners.costs import phase_cost
 from tests.judge.conftest import make_items
@@ -94,6 +95,11 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     assert "OLD-BLOCK" not in text and "### Overview" in text and "### `jsonl`" in text
     assert "exact McNemar p" in text and "With failure = 1/N the paired difference" in text
     assert "verdict without margin" in text and "fig/slots.png" in text
+    here = cpu_label(cpu_info())
+    procs = text[text.index("### Processors") :]
+    row = next(line for line in procs.splitlines() if line.startswith("| `toy-readout`"))
+    parts = runs[1].summary["items"]  # one part an item, and the rerun judges every call again
+    assert row == f"| `toy-readout` | {parts} on {here} | {parts} on {here} |"
     row = next(line for line in text.splitlines() if line.startswith("| `toy-readout`"))
     assert "not run" not in row  # the rerun noise is reported
     assert fig.read_bytes().startswith(b"\x89PNG")

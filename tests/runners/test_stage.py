@@ -14,9 +14,10 @@ import yaml
 
 from presentation_dependence.config import load_experiment_config
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.records import Candidate, Query, RerankRequest
 from presentation_dependence.runners import ExperimentManager
-from presentation_dependence.runners.costs import UNIT_COSTS, phase_cost
+from presentation_dependence.runners.costs import UNIT_COSTS, phase_cost, units_by_processor
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
 from presentation_dependence.runners.run_folder import RunFolder, safe_file_stem
 from presentation_dependence.runners.stage import (
@@ -225,3 +226,23 @@ def test_every_computed_query_records_its_cost_once_over_shards_and_resumes(tmp_
     assert whole.seconds == pytest.approx(sum(x["seconds"] for x in lines))
     assert whole.cpu_seconds == pytest.approx(sum(x["cpu_seconds"] for x in lines))
     assert phase_cost(tmp_path, "psi") is None  # another phase: nothing recorded
+
+
+def test_resuming_units_another_processor_computed_warns_and_counts_each(tmp_path, caplog):
+    folder, reqs = RunFolder(tmp_path), _requests()
+    _run(folder, CountStage(folder), reqs, shard=(0, 2))
+    here = cpu_label(cpu_info())
+    assert units_by_processor(tmp_path, "test") == {here: 2}
+    lines = (tmp_path / UNIT_COSTS).read_text().splitlines()
+    moved = [json.dumps({**json.loads(x), "cpu": "Other CPU [avx2 fma]"}) for x in lines]
+    (tmp_path / UNIT_COSTS).write_text("\n".join(moved) + "\n")  # as if a lost machine made them
+    with caplog.at_level(logging.WARNING, logger="presentation_dependence.runners.stage"):
+        _run(folder, CountStage(folder), reqs)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "2 of its test units" in warned[0]
+    assert "2 on Other CPU [avx2 fma]" in warned[0] and here in warned[0]
+    assert units_by_processor(tmp_path, "test") == {"Other CPU [avx2 fma]": 2, here: 2}
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="presentation_dependence.runners.stage"):
+        _run(folder, CountStage(folder), reqs)  # nothing to compute: nothing to warn of
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,8 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.scoring import compare_runs, wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
-from presentation_dependence.runners.costs import phase_cost
+from presentation_dependence.runners.costs import phase_cost, units_by_processor
+from presentation_dependence.runners.run_folder import recorded_cpus
 
 __all__ = [
     "StudyRun",
@@ -77,6 +78,9 @@ class StudyRun:
     cpu_seconds: float | None = None
     rerun: dict[str, Any] | None = None
     gate: dict[str, Any] | None = None
+    # units (parts, items) each processor computed, of the run and of its rerun
+    processors: dict[str, int] = field(default_factory=dict)
+    rerun_processors: dict[str, int] = field(default_factory=dict)
 
     @property
     def judge_class(self) -> str:
@@ -113,6 +117,9 @@ def load_run(folder: Path) -> StudyRun | None:
     # The run's cost: its units' summed seconds where every unit has a record (a run resumed
     # across sessions or shared by processes), else the one invocation study_timing.json timed.
     cost = phase_cost(folder, run.kind)
+    run.processors = units_by_processor(folder, run.kind)
+    if run.rerun is not None:
+        run.rerun_processors = units_by_processor(folder / "rerun", "noise")
     timing = _json(folder / "study_timing.json") or {}
     if cost is not None and cost.complete:
         run.seconds, run.cpu_seconds = cost.seconds, cost.cpu_seconds
@@ -225,6 +232,28 @@ def _overview(runs: Sequence[StudyRun]) -> str:
     )
 
 
+def _processor_table(runs: Sequence[StudyRun]) -> str:
+    """Which processor computed how many of each run's units (``unit_costs.jsonl``): bfloat16
+    verdicts follow the CPU's kernels, so a run resumed on another machine says so here. A run
+    from before units recorded their cost names the processors of its invocations instead."""
+
+    def cell(counts: Mapping[str, int], folder: Path, ran: bool) -> str:
+        if counts:
+            return "; ".join(f"{n} on {cpu}" for cpu, n in counts.items())
+        cpus = recorded_cpus(folder) if ran else []
+        return f"{' / '.join(cpus)} (units not counted)" if cpus else "—"
+
+    rows = [
+        [
+            f"`{r.run_id}`",
+            cell(r.processors, r.folder, True),
+            cell(r.rerun_processors, r.folder / "rerun", r.rerun is not None),
+        ]
+        for r in runs
+    ]
+    return _table(["run", "units by processor", "rerun units by processor"], rows)
+
+
 def _pairs(runs: Sequence[StudyRun]) -> list[tuple[StudyRun, StudyRun]]:
     """Every run of a set against the set's first readout run, or the first two runs."""
     readout = [r for r in runs if r.judge_class == "readout"]
@@ -297,6 +326,12 @@ def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
         parts.append("### Overview\n\n" + _overview(judge_runs))
         if figure:
             parts.append(f"\n![Accuracy by slot with 95% Wilson intervals]({figure})\n")
+    parts.append(
+        "\n### Processors\n\nThe units (a judge run's parts: one item's placements; a ranking's "
+        "items; a noise run's parts) each processor computed, from `unit_costs.jsonl` (lines from "
+        "before units named their processor take the processor of the invocation before "
+        "them):\n\n" + _processor_table(runs)
+    )
     by_set: dict[str, list[StudyRun]] = defaultdict(list)
     for r in judge_runs:
         by_set[r.set_name].append(r)

@@ -8,6 +8,11 @@ every thread of the process, undistorted by other jobs on the machine) under its
 unit computed again (``--recompute-changed``) counts once: its last line wins. Each line is one
 short ``write`` to a file opened for appending, so lines of processes sharing the folder do not
 interleave.
+
+Each line also names the processor that computed the unit (:func:`~presentation_dependence.
+provenance.cpu_label`): a run resumed on another machine is then two judges' work where the
+scores are bfloat16 (the kernels, and so the last bits, follow the CPU's features), and
+:func:`units_by_processor` says how many units each machine computed.
 """
 
 from __future__ import annotations
@@ -17,8 +22,13 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from presentation_dependence.provenance import cpu_info, cpu_label
+from presentation_dependence.runners.run_folder import PROVENANCE, invocations
 
 __all__ = ["UNIT_COSTS", "PhaseCost", "UnitClock", "phase_cost", "record_unit_cost"]
+__all__ += ["units_by_processor"]
 
 UNIT_COSTS = "unit_costs.jsonl"
 
@@ -62,6 +72,7 @@ def record_unit_cost(
         "seconds": round(seconds, 3),
         "cpu_seconds": round(cpu_seconds, 3),
         "utc_end": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "cpu": cpu_label(cpu_info()),
     }
     path = Path(folder) / UNIT_COSTS
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,23 +80,56 @@ def record_unit_cost(
         f.write(json.dumps(line) + "\n")
 
 
-def phase_cost(folder: str | Path, phase: str) -> PhaseCost | None:
-    """The summed cost of ``phase``'s units in ``folder`` (None: no unit of it recorded; a run
-    made before costs were recorded). A torn last line (a process killed mid-write) is skipped."""
+def _last_records(folder: str | Path, phase: str) -> tuple[dict[str, dict[str, Any]], int]:
+    """Each unit's last line of ``phase``, and the phase's size as its last line says (a torn
+    last line, from a process killed mid-write, is skipped)."""
     path = Path(folder) / UNIT_COSTS
-    if not path.is_file():
-        return None
-    last: dict[str, tuple[float, float]] = {}
+    last: dict[str, dict[str, Any]] = {}
     total = 0
+    if not path.is_file():
+        return last, total
     for text in path.read_text(encoding="utf-8").splitlines():
         try:
             d = json.loads(text)
         except json.JSONDecodeError:
             continue
         if d.get("phase") == phase:
-            last[str(d["unit"])] = (float(d["seconds"]), float(d["cpu_seconds"]))
+            last[str(d["unit"])] = d
             total = int(d["of"])
+    return last, total
+
+
+def phase_cost(folder: str | Path, phase: str) -> PhaseCost | None:
+    """The summed cost of ``phase``'s units in ``folder`` (None: no unit of it recorded; a run
+    made before costs were recorded). A torn last line (a process killed mid-write) is skipped."""
+    last, total = _last_records(folder, phase)
     if not last:
         return None
-    wall, cpu = sum(w for w, _ in last.values()), sum(c for _, c in last.values())
+    wall = sum(float(d["seconds"]) for d in last.values())
+    cpu = sum(float(d["cpu_seconds"]) for d in last.values())
     return PhaseCost(len(last), total, wall, cpu)
+
+
+def units_by_processor(folder: str | Path, phase: str) -> dict[str, int]:
+    """How many of ``phase``'s recorded units each processor computed, by :func:`cpu_label`.
+
+    A line written before lines named their processor is given to the processor of the folder's
+    last ``provenance.json`` invocation of ``phase`` that began before the unit ended (one
+    machine at a time per folder: the sessions that resumed it ran one after another); a unit
+    no invocation precedes counts as ``not recorded``."""
+    starts = []
+    p = Path(folder) / PROVENANCE
+    if p.is_file():
+        for inv in invocations(json.loads(p.read_text(encoding="utf-8"))):
+            if inv.get("phase", phase) == phase and "time_utc" in inv:
+                starts.append((str(inv["time_utc"]), cpu_label(inv.get("cpu"))))
+    starts.sort()
+    counts: dict[str, int] = {}
+    for d in _last_records(folder, phase)[0].values():
+        label = d.get("cpu")
+        if label is None:
+            end = str(d.get("utc_end", ""))
+            before = [cpu for t, cpu in starts if t <= end]  # ISO UTC stamps sort as times
+            label = before[-1] if before else "not recorded"
+        counts[str(label)] = counts.get(str(label), 0) + 1
+    return counts

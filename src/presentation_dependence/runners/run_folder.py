@@ -35,6 +35,7 @@ from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.fields import to_plain
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.lock import file_lock
+from presentation_dependence.provenance import cpu_label
 from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
 __all__ = [
@@ -145,9 +146,7 @@ def recorded_cpus(folder: str | Path) -> list[str]:
         return []
     seen: dict[str, None] = {}
     for inv in invocations(json.loads(path.read_text(encoding="utf-8"))):
-        cpu = inv.get("cpu")
-        label = f"{cpu.get('model')} [{' '.join(cpu.get('flags', []))}]" if cpu else "not recorded"
-        seen.setdefault(label, None)
+        seen.setdefault(cpu_label(inv.get("cpu")), None)
     return list(seen)
 
 

@@ -36,10 +36,10 @@ from presentation_dependence.presentations import (
     draw_presentations,
     same_order,
 )
-from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.provenance import collect_provenance, cpu_info, cpu_label
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
-from presentation_dependence.runners.costs import UnitClock, record_unit_cost
+from presentation_dependence.runners.costs import UnitClock, record_unit_cost, units_by_processor
 from presentation_dependence.runners.fingerprint import (
     FINGERPRINT_KEY,
     request_fingerprint,
@@ -240,6 +240,24 @@ def run_stage(
     return run_units(_QueryUnits(stage), folder, requests, **kw)
 
 
+def _warn_other_processors(folder: RunFolder, phase: str) -> None:
+    """Say so when this process resumes units that another processor computed: where scores are
+    bfloat16 the two machines are two judges item by item (docs/JUDGE.md measured it)."""
+    here = cpu_label(cpu_info())
+    other = {cpu: n for cpu, n in units_by_processor(folder.path, phase).items() if cpu != here}
+    if other:
+        log.warning(
+            "%s: %s of its %s units were computed on another processor (%s); this one is %s. "
+            "bfloat16 scores (and the last bits of float32 ones) follow the CPU's kernels: "
+            "the units each processor computed are counted in unit_costs.jsonl",
+            folder.path,
+            sum(other.values()),
+            phase,
+            "; ".join(f"{n} on {cpu}" for cpu, n in other.items()),
+            here,
+        )
+
+
 def run_units(
     stage: UnitStage[U, S, R],
     folder: RunFolder,
@@ -267,6 +285,8 @@ def run_units(
         if path.exists():
             path.unlink()
             log.info("removed the stale %s (rewritten once the run is complete)", path)
+    if todo:
+        _warn_other_processors(folder, stage.name)
     folder.append_provenance(
         collect_provenance(
             argv=argv,
