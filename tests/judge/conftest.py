@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +47,13 @@ def write_jsonl(path: Path, items: list[ResponseItem]) -> Path:
 @pytest.fixture
 def items_file(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "items.jsonl", make_items(40))
+
+
+def noise_outputs(out: Path) -> tuple[dict[str, bytes], Any, bytes]:
+    """What a noise run folder holds apart from its timings: the runs' records, ``noise.json``
+    without the seconds, the summary (for comparing two runs of the same calls)."""
+    runs = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.glob("noise/*/run*.jsonl")}
+    noise = json.loads((out / "noise.json").read_text())
+    for r in noise["runs"]:
+        r.pop("seconds")  # a timing
+    return runs, noise, (out / "summary.json").read_bytes()

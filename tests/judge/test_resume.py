@@ -17,6 +17,7 @@ from presentation_dependence.judge.runner import run_judge_task, run_noise_task
 from presentation_dependence.judge.scripted import ScriptedJudge
 from presentation_dependence.runners.run_folder import RunFolder
 
+from .conftest import noise_outputs
 from .test_cli import config
 
 
@@ -123,14 +124,6 @@ def _counted(monkeypatch, die_on: int | None = None) -> list[int]:
     return calls
 
 
-def _noise_outputs(out):
-    runs = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.glob("noise/*/run*.jsonl")}
-    noise = json.loads((out / "noise.json").read_text())
-    for r in noise["runs"]:
-        r.pop("seconds")  # a timing
-    return runs, noise, (out / "summary.json").read_bytes()
-
-
 def test_a_killed_noise_run_resumes_to_identical_runs(tmp_path, items_file, monkeypatch):
     cfg = config(tmp_path, items_file)
     args = ["noise", str(cfg), "--batch-sizes", "1", "8", "--one-at-a-time", "--repeats", "2"]
@@ -146,7 +139,7 @@ def test_a_killed_noise_run_resumes_to_identical_runs(tmp_path, items_file, monk
     # batch_size=1 and one at a time: 12 one-item parts a run; batch_size=8: 6 two-item parts
     assert sum(calls) == 3 * 2 * 48 - 19 * 4 and calls[0] == 4  # resumed at the part in flight
     assert len(list((tmp_path / "killed" / "noise" / "batch_size8" / "run0").glob("*.json"))) == 6
-    assert _noise_outputs(tmp_path / "killed") == _noise_outputs(tmp_path / "ref")
+    assert noise_outputs(tmp_path / "killed") == noise_outputs(tmp_path / "ref")
     invocations = json.loads((tmp_path / "killed" / "provenance.json").read_text())["invocations"]
     assert [i["queries"]["reused"] for i in invocations] == [0, 19]
 
@@ -217,7 +210,7 @@ def test_a_killed_study_rerun_resumes_at_the_part_in_flight(tmp_path, items_file
     run_study_config(cfg, tmp_path / "killed", [], rerun=True, gate=False)
     assert calls == [4] * (12 - 4)  # run 1 of the rerun (run 0 is the sweep), from item 5 on
     ref, killed = tmp_path / "ref" / cfg.id / "rerun", tmp_path / "killed" / cfg.id / "rerun"
-    assert _noise_outputs(killed) == _noise_outputs(ref)
+    assert noise_outputs(killed) == noise_outputs(ref)
 
 
 def test_a_killed_rank_task_resumes_at_the_item_in_flight(tmp_path, items_file, monkeypatch):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -19,7 +21,8 @@ from presentation_dependence.judge.study import load_study, placement_flips
 from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.runners.archive import archive_summaries
 from presentation_dependence.runners.costs import phase_cost
-from tests.judge.conftest import make_items
+from presentation_dependence.runners.run_folder import RunFolder
+from tests.judge.conftest import make_items, noise_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -173,8 +176,8 @@ def test_rerun_of_the_first_items_only_is_measured_and_labelled(
 def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
     tmp_path: Path, items_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two processes share a study: the one that finds the sweep unfinished (the other holds a
-    part) neither reruns nor gates, and does not fail; the other finishes the config."""
+    """Two processes share a study: one whose run returns unfinished (another process judges
+    parts) neither reruns nor gates, and does not fail; the other finishes the config."""
     import presentation_dependence.judge.study_run as study_run
 
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
@@ -188,6 +191,73 @@ def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
     study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=True)
     out = tmp_path / "study" / "toy-readout"
     assert (out / "rerun" / "noise.json").is_file() and (out / "gate_verdict.json").is_file()
+
+
+def _hold_claim(folder: Path, key: str, seconds: float) -> threading.Thread:
+    """Hold the claim ``key`` of ``folder`` for ``seconds`` in a thread (as another process
+    would), then let go without writing anything (as a process that died)."""
+    held = threading.Event()
+
+    def holder() -> None:
+        with RunFolder(folder).claim(key) as ok:
+            assert ok
+            held.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert held.wait(30)
+    return thread
+
+
+def test_a_process_waits_for_the_sweeps_last_part_and_goes_on_to_the_rerun(
+    tmp_path: Path, items_file: Path
+) -> None:
+    """Where a rerun follows, a process that finds a part of the sweep held by another waits
+    for it instead of leaving (so the rerun has both processes), and judges it itself when the
+    holder lets go without writing it; the outputs equal those of one process alone."""
+    import presentation_dependence.judge.study_run as study_run
+
+    cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
+    assert study_run.run_study_config(cfg, tmp_path / "ref", [], rerun=True, gate=False)
+    out = tmp_path / "study" / "toy-readout"
+    holder = _hold_claim(out, "judge:records_parts/part00002", 0.5)
+    assert study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=False)
+    holder.join(30)
+    ref = tmp_path / "ref" / "toy-readout"
+    for name in ("records.jsonl", "summary.json"):
+        assert (out / name).read_bytes() == (ref / name).read_bytes()
+    assert noise_outputs(out / "rerun") == noise_outputs(ref / "rerun")
+    assert "waiting for 1 parts" in (out / "run.log").read_text()
+    # Without a rerun or a gate to join, the held part is left to its holder, as before.
+    alone = tmp_path / "alone" / "toy-readout"
+    holder = _hold_claim(alone, "judge:records_parts/part00002", 0.5)
+    assert not study_run.run_study_config(cfg, tmp_path / "alone", [], rerun=False, gate=False)
+    holder.join(30)
+    assert not (alone / "summary.json").exists()
+
+
+def test_a_gate_another_process_runs_is_left_to_it(
+    tmp_path: Path, items_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate is claimed as a whole: a process that finds it claimed neither runs it nor
+    archives the config, and reports the config unfinished."""
+    import presentation_dependence.judge.study_run as study_run
+
+    cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
+    out = tmp_path / "study" / "toy-readout"
+    gates: list[object] = []
+    real = study_run.run_gate_task
+    monkeypatch.setattr(study_run, "run_gate_task", lambda *a, **k: gates.append(a) or real(*a))
+    with RunFolder(out).claim("gate") as held:
+        assert held
+        finished = study_run.run_study_config(
+            cfg, tmp_path / "study", [], rerun=True, gate=True, archive_to=tmp_path / "archive"
+        )
+    assert not finished and gates == [] and not (tmp_path / "archive").exists()
+    assert (out / "rerun" / "noise.json").is_file()  # everything before the gate was done
+    assert study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=True)
+    assert len(gates) == 1 and (out / "gate_verdict.json").is_file()
 
 
 def test_only_the_process_that_finishes_a_config_archives_it(

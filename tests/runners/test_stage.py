@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,3 +247,43 @@ def test_resuming_units_another_processor_computed_warns_and_counts_each(tmp_pat
     with caplog.at_level(logging.WARNING, logger="presentation_dependence.runners.stage"):
         _run(folder, CountStage(folder), reqs)  # nothing to compute: nothing to warn of
     assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def _hold(folder: RunFolder, key: str, *, then_write: CountStage | None) -> tuple[Any, Any]:
+    """Hold ``test:key`` in a thread, as another process would; released (after writing the
+    unit when ``then_write`` is given, else as a process that died) once ``release`` is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with folder.claim(f"test:{key}") as ok:
+            assert ok
+            held.set()
+            release.wait(30)
+            if then_write is not None:
+                req = next(r for r in _requests() if r.query.qid == key)
+                then_write.write(then_write.path(key), then_write.compute(req), {})
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert held.wait(30)
+    return thread, release
+
+
+@pytest.mark.parametrize("other_writes", [True, False], ids=["other-finishes", "other-dies"])
+def test_waiting_for_others_returns_complete_and_takes_over_an_abandoned_unit(
+    tmp_path, other_writes
+):
+    folder, reqs = RunFolder(tmp_path), _requests()
+    other = CountStage(folder)
+    thread, release = _hold(folder, "q2", then_write=other if other_writes else None)
+    left = CountStage(folder)
+    alone = _run(folder, left, reqs)  # without waiting: the held unit is left to its holder
+    assert (alone.complete, left.computed) == (False, ["q0", "q1", "q3"])
+    timer = threading.Timer(0.3, release.set)  # the holder lets go while this one waits
+    timer.start()
+    waiter = CountStage(folder)
+    summary = _run(folder, waiter, reqs, wait_for_others=True)
+    thread.join(30)
+    assert summary.complete
+    assert waiter.computed == ([] if other_writes else ["q2"])
+    assert other.computed == (["q2"] if other_writes else [])

@@ -81,10 +81,14 @@ def judge_requests(cfg: JudgeTaskConfig) -> tuple[list[ResponseItem], list[Judge
 
 
 def run_judge_task(
-    cfg: JudgeTaskConfig, out: Path | None = None, argv: Sequence[str] | None = None
+    cfg: JudgeTaskConfig,
+    out: Path | None = None,
+    argv: Sequence[str] | None = None,
+    *,
+    wait: bool = False,
 ) -> dict[str, Any] | None:
     """The N-way judge over every item x placement; writes records, summary and report (None
-    while another process sharing the folder still judges parts)."""
+    while another process sharing the folder still judges parts; ``wait``: wait for them)."""
     if cfg.task == "rank":
         return run_rank_task(cfg, out, argv)
     folder = RunFolder(out or default_run_dir(cfg))
@@ -98,7 +102,7 @@ def run_judge_task(
             cfg.placement.mode,
             len(requests),
         )
-        records = judge_in_parts(judge, requests, folder, **_stage_args(cfg, argv))
+        records = judge_in_parts(judge, requests, folder, **_stage_args(cfg, argv, wait))
         if records is None:
             return None
         write_records(folder.path / "records.jsonl", records)
@@ -115,10 +119,12 @@ def run_noise_task(
     argv: Sequence[str] | None = None,
     *,
     reference: Path | Sequence[JudgeRecord] | None = None,
+    wait: bool = False,
 ) -> dict[str, Any] | None:
     """``run_noise`` under ``cfg.noise``; writes every run, the comparisons and the report (None
-    while another process sharing the folder still judges parts). ``reference``: the records
-    (or their file) of an earlier run of exactly these calls, reused as run 0."""
+    while another process sharing the folder still judges parts; ``wait``: wait for them).
+    ``reference``: the records (or their file) of an earlier run of exactly these calls, reused
+    as run 0."""
     folder = RunFolder(out or default_run_dir(cfg))
     with folder.logging_to_file():
         _, requests = judge_requests(cfg)
@@ -134,7 +140,7 @@ def run_noise_task(
             one_at_a_time=nc.one_at_a_time,
             reference=read_records(reference) if isinstance(reference, Path) else reference,
             confidence=cfg.confidence,
-            **_stage_args(cfg, argv),
+            **_stage_args(cfg, argv, wait),
         )
         if result is None:
             return None
@@ -251,8 +257,13 @@ def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord])
     return summary
 
 
-def _stage_args(cfg: JudgeTaskConfig, argv: Sequence[str] | None) -> dict[str, Any]:
+def _stage_args(cfg: JudgeTaskConfig, argv: Sequence[str] | None, wait: bool) -> dict[str, Any]:
     """What the judge's parts stage gets: the config blocks the records depend on, the command
-    line and the seeds (provenance)."""
+    line, the seeds (provenance) and whether to wait for parts other processes hold."""
     seeds = {"seed": cfg.seed, "placement_seed": cfg.placement_seed}
-    return {"config": {"judge": cfg.judge}, "argv": argv, "seeds": seeds}
+    return {
+        "config": {"judge": cfg.judge},
+        "argv": argv,
+        "seeds": seeds,
+        "wait_for_others": wait,
+    }

@@ -15,9 +15,12 @@
 * ``study_timing.json`` in each folder records the wall and CPU seconds of its last
   invocation (CPU seconds are what a busy shared machine does not distort); the run's whole
   cost, over resumes and processes, is in ``unit_costs.jsonl`` (:mod:`~presentation_dependence.runners.costs`).
-* Processes may share a study (each part is claimed by one): one that finds the run's parts
-  (or the rerun's) still judged by another leaves the rest of the config to it.
-* ``archive_to``: the process that finishes a config (its run, and the rerun and the gate when
+* Processes may share a study (each part is claimed by one). Where a rerun or a gate follows
+  the run, a process that finds the run's last parts (or the rerun's, before a gate) held by
+  another waits for them, so both go on to the rerun together; without one it leaves the rest
+  of the config to the other. The gate is run by one process (claimed as a whole): one that
+  finds it claimed leaves it to the holder.
+* ``archive_to``: a process that finishes a config (its run, and the rerun and the gate when
   asked for) copies the folder's summaries into ``archive_to/<id>/``
   (:func:`~presentation_dependence.runners.archive.archive_summaries`); one that leaves the
   config to another does not, so no half-finished run is archived.
@@ -42,6 +45,7 @@ from presentation_dependence.judge.runner import (
     run_noise_task,
 )
 from presentation_dependence.runners.archive import archive_summaries
+from presentation_dependence.runners.run_folder import RunFolder
 
 __all__ = ["DONE", "run_judge_study", "run_study_config", "study_configs"]
 
@@ -102,12 +106,13 @@ def _run_config(
     rerun_items: int | None,
 ) -> bool:
     """:func:`run_study_config`'s work; False when another process still judges parts."""
+    wait = cfg.task == "judge" and (rerun or gate)  # then join the other process in what follows
     if _done(out):
         log.info("%s: finished run found, skipped", out)
     elif cfg.id.startswith("noise-"):
         _timed(out, "run", lambda: run_noise_task(cfg, out, argv))
     else:
-        _timed(out, "run", lambda: run_judge_task(cfg, out, argv))
+        _timed(out, "run", lambda: run_judge_task(cfg, out, argv, wait=wait))
     if not _done(out):  # another process sharing the folder still judges parts
         log.info("%s: parts still judged by another process; it finishes the run", out)
         return False
@@ -123,14 +128,23 @@ def _run_config(
         sweep = read_records(out / "records.jsonl")  # fails early on a damaged sweep
         keys = {(r.item.item_id, r.placement) for r in judge_requests(one)[1]}
         ref = [r for r in sweep if (r.item_id, r.placement) in keys]
-        _timed(out, "rerun", lambda: run_noise_task(one, out / "rerun", argv, reference=ref))
+        _timed(
+            out,
+            "rerun",
+            lambda: run_noise_task(one, out / "rerun", argv, reference=ref, wait=gate),
+        )
         if not _done(out / "rerun"):
             log.info("%s: rerun parts still judged by another process", out)
             return False
     if gate and not (out / "gate_verdict.json").is_file():
-        cache = cfg.gate.cache_dir or str(out / "gate_cache")
-        gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))
-        _timed(out, "gate", lambda: run_gate_task(gated, out / "gate_verdict.json", argv))
+        with RunFolder(out).claim("gate") as held:
+            if not held:
+                log.info("%s: the gate is run by another process", out)
+                return False
+            if not (out / "gate_verdict.json").is_file():  # another may have finished it since
+                cache = cfg.gate.cache_dir or str(out / "gate_cache")
+                gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))
+                _timed(out, "gate", lambda: run_gate_task(gated, out / "gate_verdict.json", argv))
     return not gate or (out / "gate_verdict.json").is_file()
 
 

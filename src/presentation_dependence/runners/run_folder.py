@@ -320,11 +320,12 @@ class RunFolder:
             self.write_redacted_json(PROVENANCE, {"invocations": [*done, dict(record)]})
 
     @contextlib.contextmanager
-    def claim(self, key: str) -> Iterator[bool]:
+    def claim(self, key: str, *, wait: bool = False) -> Iterator[bool]:
         """Claim the unit of work ``key`` (a query) for this process: yields False at once when
-        another process holds it. The claim ends with the block, or with the process."""
+        another process holds it (``wait``: blocks until it lets go, then yields True). The
+        claim ends with the block, or with the process."""
         lock = self.path / LOCKS / f"{safe_file_stem(key)}.lock"
-        with file_lock(lock, blocking=False) as held:
+        with file_lock(lock, blocking=wait) as held:
             try:
                 yield held
             finally:

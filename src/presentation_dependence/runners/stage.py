@@ -270,9 +270,13 @@ def run_units(
     seeds: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
     stale: Sequence[Path] = (),
+    wait_for_others: bool = False,
 ) -> StageSummary:
     """Compute the units (in this shard) whose file is missing or changed; ``stale`` files go
-    when any stored unit changed; ``provenance`` adds to the record."""
+    when any stored unit changed; ``provenance`` adds to the record. ``wait_for_others``: then
+    wait for the units that other processes sharing the folder hold, and compute any whose
+    process ended without writing it, so that the stage is complete when this returns (what
+    comes next, e.g. a rerun that processes share, then starts for both at once)."""
     plan = _Plan(stage, folder)
     mine = shard_requests(units, shard)
     changed = plan.changed(mine, recompute_changed)
@@ -314,19 +318,35 @@ def run_units(
         done,
         len(todo),
     )
-    computed = elsewhere = 0
-    for u in progress(todo, desc, stage.unit):
+    computed = 0
+    held_elsewhere: list[U] = []
+
+    def attempt(u: U, *, wait: bool) -> bool:
+        """Compute ``u`` under its claim; False when another process holds or wrote it."""
         key = stage.key(u)
         path = stage.path(key)
-        # Another process sharing the folder may hold (or have finished) the unit.
-        with folder.claim(f"{stage.name}:{key}") as held:
+        with folder.claim(f"{stage.name}:{key}", wait=wait) as held:
             if not held or (path.exists() and plan.problem(u) is None):
-                elsewhere += 1
-                continue
+                return False
             clock = UnitClock()
             stage.write(path, stage.compute(u), stage.fingerprints(u))
             record_unit_cost(folder.path, stage.name, key, len(units), *clock.elapsed())
+            return True
+
+    # Another process sharing the folder may hold (or have finished) a unit.
+    for u in progress(todo, desc, stage.unit):
+        if attempt(u, wait=False):
             computed += 1
+        elif wait_for_others and missing(u):  # held by another process, still unwritten
+            held_elsewhere.append(u)
+    if held_elsewhere:
+        log.info(
+            "waiting for %d %ss that another process sharing this folder computes",
+            len(held_elsewhere),
+            stage.unit,
+        )
+        computed += sum(attempt(u, wait=True) for u in held_elsewhere)
+    elsewhere = len(todo) - computed
     if elsewhere:
         log.info(
             "%d %ss were computed by another process sharing this folder", elsewhere, stage.unit
