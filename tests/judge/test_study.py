@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import threading
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -193,16 +193,28 @@ def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
     assert (out / "rerun" / "noise.json").is_file() and (out / "gate_verdict.json").is_file()
 
 
-def _hold_claim(folder: Path, key: str, seconds: float) -> threading.Thread:
-    """Hold the claim ``key`` of ``folder`` for ``seconds`` in a thread (as another process
-    would), then let go without writing anything (as a process that died)."""
+class _ReleaseWhenWaiting(logging.Handler):
+    """Sets ``release`` once the stage logs that it waits for a unit another process holds."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self.waiting = release
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("waiting for"):
+            self.waiting.set()
+
+
+def _hold_claim(folder: Path, key: str, release: threading.Event) -> threading.Thread:
+    """Hold the claim ``key`` of ``folder`` in a thread (as another process would) until
+    ``release`` is set, then let go without writing anything (as a process that died)."""
     held = threading.Event()
 
     def holder() -> None:
         with RunFolder(folder).claim(key) as ok:
             assert ok
             held.set()
-            time.sleep(seconds)
+            assert release.wait(60)
 
     thread = threading.Thread(target=holder)
     thread.start()
@@ -221,8 +233,16 @@ def test_a_process_waits_for_the_sweeps_last_part_and_goes_on_to_the_rerun(
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
     assert study_run.run_study_config(cfg, tmp_path / "ref", [], rerun=True, gate=False)
     out = tmp_path / "study" / "toy-readout"
-    holder = _hold_claim(out, "judge:records_parts/part00002", 0.5)
-    assert study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=False)
+    release = threading.Event()
+    stage_log = logging.getLogger("presentation_dependence.runners.stage")
+    handler = _ReleaseWhenWaiting(release)
+    stage_log.addHandler(handler)
+    try:
+        holder = _hold_claim(out, "judge:records_parts/part00002", release)
+        assert study_run.run_study_config(cfg, tmp_path / "study", [], rerun=True, gate=False)
+    finally:
+        stage_log.removeHandler(handler)
+        release.set()
     holder.join(30)
     ref = tmp_path / "ref" / "toy-readout"
     for name in ("records.jsonl", "summary.json"):
@@ -231,8 +251,12 @@ def test_a_process_waits_for_the_sweeps_last_part_and_goes_on_to_the_rerun(
     assert "waiting for 1 parts" in (out / "run.log").read_text()
     # Without a rerun or a gate to join, the held part is left to its holder, as before.
     alone = tmp_path / "alone" / "toy-readout"
-    holder = _hold_claim(alone, "judge:records_parts/part00002", 0.5)
-    assert not study_run.run_study_config(cfg, tmp_path / "alone", [], rerun=False, gate=False)
+    release = threading.Event()
+    holder = _hold_claim(alone, "judge:records_parts/part00002", release)
+    try:
+        assert not study_run.run_study_config(cfg, tmp_path / "alone", [], rerun=False, gate=False)
+    finally:
+        release.set()
     holder.join(30)
     assert not (alone / "summary.json").exists()
 
