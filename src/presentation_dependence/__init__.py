@@ -23,6 +23,8 @@ The Python API (names load on first use, so ``import presentation_dependence`` s
   :func:`score_variance`, :func:`zeng_psi`, :func:`retained_set`, :func:`mean_pairwise_jaccard`,
   :func:`flip_rate`, :func:`mean_with_ci`
 * runners: :class:`ExperimentManager`, :class:`EvalManager`, :class:`PSIRunner`
+* shipped students: :func:`shipped_student` (a trained student as a reranker, by name),
+  :func:`list_students`
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ _EXPORTS: dict[str, str] = {
         "presentation_dependence.metrics",
     ),
     "PSIRunner": "presentation_dependence.robustness.runner",
+    **dict.fromkeys(
+        ("list_students", "shipped_student"), "presentation_dependence.rerankers.students"
+    ),
 }
 
 __all__ = [
@@ -111,6 +116,7 @@ __all__ = [
     "evaluate_run",
     "flip_rate",
     "kendall_tau_b",
+    "list_students",
     "load_dataset",
     "load_experiment_config",
     "mean_pairwise_jaccard",
@@ -125,6 +131,7 @@ __all__ = [
     "read_run",
     "retained_set",
     "score_variance",
+    "shipped_student",
     "tau_psi",
     "write_rankllm_results",
     "write_run",
@@ -187,6 +194,7 @@ if TYPE_CHECKING:
         RerankerOptions,
         build_reranker,
     )
+    from presentation_dependence.rerankers.students import list_students, shipped_student
     from presentation_dependence.robustness.runner import PSIRunner
     from presentation_dependence.runners import (
         EvalManager,

@@ -31,6 +31,7 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("study/content-study.yaml", load_plan),
     ("study/content-study-rest.yaml", load_plan),
     ("study/judge-study.yaml", load_plan),
+    ("study/students.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
     ("reader/", lambda p: load_reader_config(str(p))),

@@ -25,7 +25,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from presentation_dependence.cli import evaluation, judge, project, runs, study, training
+from presentation_dependence.cli import evaluation, judge, project, runs, students, study, training
 from presentation_dependence.cli.common import (
     EXIT_GATE_FAIL,
     EXIT_INTERNAL_ERROR,
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 # The groups of subcommands, in the order ``presdep -h`` lists them.
-GROUPS = (runs, evaluation, project, judge, training, study)
+GROUPS = (runs, evaluation, project, judge, training, students, study)
 
 
 def make_parser() -> argparse.ArgumentParser:

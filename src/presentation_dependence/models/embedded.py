@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.metadata
 import json
 import logging
@@ -79,6 +80,25 @@ class ResolvedModel:
     path: str
     revision: str | None
     source: str  # "embedded" | "local" | "hub"
+
+    def fingerprint(self) -> str:
+        """What names these exact weights: the revision when there is one (an embedded model's
+        names its GGUF's sha256), else ``files-sha256:`` over a local folder's config and
+        weight files (name, NUL, file sha256, in name order); a hub name without a revision
+        is ``unpinned:<name>``."""
+        if self.revision is not None:
+            return self.revision
+        folder = Path(self.path)
+        if self.source != "local" or not folder.is_dir():
+            return f"unpinned:{self.model_name}"
+        h = hashlib.sha256()
+        for f in sorted(folder.iterdir()):
+            if f.is_file() and (f.suffix in _WEIGHT_SUFFIXES or f.name == "config.json"):
+                h.update(f.name.encode("utf-8") + b"\0" + file_sha256(f).encode("ascii"))
+        return f"files-sha256:{h.hexdigest()[:32]}"
+
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt")
 
 
 def cache_root() -> Path:

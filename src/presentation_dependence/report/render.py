@@ -41,7 +41,10 @@ def load_psi_run(run_dir: Path) -> dict[str, Any]:
 
 def _label(cfg: dict[str, Any]) -> str:
     """The config id, plus the adapter's folder for a trained student (same config, new adapter)."""
-    adapter = (cfg.get("reranker") or {}).get("adapter_path")
+    block = cfg.get("reranker") or {}
+    if block.get("adapter"):
+        return f"{cfg['id']}+{block['adapter']}"
+    adapter = block.get("adapter_path")
     if not adapter:
         return str(cfg["id"])
     parts = Path(adapter).parts

@@ -20,6 +20,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -35,6 +36,7 @@ from presentation_dependence.readout.speed import (
     check_compile,
     resolve_compile,
 )
+from presentation_dependence.readout.students import find_student, read_manifest, verify_student
 from presentation_dependence.records import Candidate, Cost, Query, RankResult
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm, RerankerOptions
 
@@ -91,6 +93,11 @@ class GradeRerankerOptions(BatchedModelOptions, RerankerOptions):
         "a trained LoRA adapter folder (docs/TRAINING.md) on top of model_name, not merged; "
         "null = the base model alone",
     )
+    adapter: str | None = opt(
+        None,
+        "a shipped student by name (students/, 'presdep student list'), checked against its "
+        "recorded sha256 and base model; null = none (or adapter_path)",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,6 +105,7 @@ class GradeRerankerOptions(BatchedModelOptions, RerankerOptions):
             not isinstance(self.adapter_path, str) or not self.adapter_path
         ):
             raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
+        self._check_student()
         check_counts(self, "chunk_size")
         check_counts(self, "max_passage_chars", nullable=True)
         check_counts(self, "max_prompt_tokens", nullable=True, minimum=16)
@@ -120,6 +128,37 @@ class GradeRerankerOptions(BatchedModelOptions, RerankerOptions):
             labels
         ):
             raise ConfigError(f"grade_labels must be distinct non-empty strings, got {labels!r}")
+
+    def _check_student(self) -> None:
+        """A shipped student exists and is served as it was trained (model and template)."""
+        if self.adapter is None:
+            return
+        if not isinstance(self.adapter, str) or not self.adapter:
+            raise ConfigError(
+                f"adapter must be a shipped student's name or null, got {self.adapter!r}"
+            )
+        if self.adapter_path is not None:
+            raise ConfigError(
+                "set adapter (a shipped student) or adapter_path (an adapter folder), not both",
+                key="reranker.adapter",
+            )
+        student = read_manifest(find_student(self.adapter))
+        for key in ("model_name", "template"):
+            trained = student.serving.get(key)
+            if trained is not None and getattr(self, key) != trained:
+                raise ConfigError(
+                    f"shipped student {self.adapter!r} was trained with {key} {trained!r}; "
+                    f"this config has {getattr(self, key)!r}. Fix: set reranker.{key}: {trained}",
+                    key=f"reranker.{key}",
+                )
+
+    def adapter_folder(self) -> Path | None:
+        """The adapter folder to attach: the shipped student's or ``adapter_path``'s; None."""
+        if self.adapter is not None:
+            return find_student(self.adapter)
+        if self.adapter_path is not None:
+            return resolve_adapter(self.adapter_path)
+        return None
 
 
 @dataclass(frozen=True)
@@ -176,9 +215,12 @@ def _load_backend(resolved: ResolvedModel, opts: GradeRerankerOptions) -> Transf
     device = resolve_device(opts.device)
     dtype = dtype_name(resolve_dtype(opts.dtype, device))
     adapter = adapter_sha = None
-    if opts.adapter_path is not None:
-        adapter = str(resolve_adapter(opts.adapter_path).resolve())
+    folder = opts.adapter_folder()
+    if folder is not None:
+        adapter = str(folder.resolve())
         adapter_sha = adapter_sha256(adapter)
+        if opts.adapter is not None:
+            verify_student(folder).check_base(resolved.fingerprint())
     key = (
         resolved.path,
         resolved.revision,
@@ -344,12 +386,15 @@ class GradeReranker:
         assert self._resolved is not None
         info = backend.describe()
         adapter: dict[str, Any] = {}
-        if self.options.adapter_path is not None:
+        folder = self.options.adapter_folder()
+        if folder is not None:
             adapter = {
-                "adapter_path": str(resolve_adapter(self.options.adapter_path).resolve()),
-                "adapter_sha256": adapter_sha256(self.options.adapter_path),
+                "adapter_path": str(folder.resolve()),
+                "adapter_sha256": adapter_sha256(folder),
                 "adapter_merged": False,
             }
+            if self.options.adapter is not None:
+                adapter["student"] = self.options.adapter
         return {
             "reranker_class": type(self).__name__,
             "paradigm": self.paradigm.value,

@@ -44,8 +44,10 @@ class VllmGradeOptions(GradeRerankerOptions):
         g = self.gpu_memory_utilization
         if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 < g <= 1:
             raise ConfigError(f"gpu_memory_utilization must be in (0, 1], got {g!r}")
-        if self.adapter_path is not None:
-            raise ConfigError("VllmGradeReranker does not take adapter_path; merge it first")
+        if self.adapter_path is not None or self.adapter is not None:
+            raise ConfigError(
+                "VllmGradeReranker does not take adapter_path or adapter; merge the adapter first"
+            )
 
 
 @RERANKERS.register()

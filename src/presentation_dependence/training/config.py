@@ -33,10 +33,10 @@ from typing import Any, Literal
 
 import yaml
 
-from presentation_dependence.config.loader import load_config
+from presentation_dependence.config.loader import load_config, read_yaml_mapping
 from presentation_dependence.data import check_loader
 from presentation_dependence.data.config import DataConfig
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.fields import build_dataclass, opt, opt_factory, to_plain
 from presentation_dependence.rerankers import RERANKERS, RerankerConfig
 from presentation_dependence.rerankers.base import reranker_block
@@ -293,9 +293,9 @@ class TrainingConfig:
             raise ConfigError(f"lambda_ must be >= 0, got {self.lambda_}")
         student = reranker_block(self.student, "student")
         cls = RerankerConfig.from_raw(student)
-        if not isinstance(cls.options, GradeRerankerOptions) or cls.options.adapter_path:
+        if not isinstance(cls.options, GradeRerankerOptions) or cls.options.adapter_folder():
             raise ConfigError(
-                f"student: a GradeReranker-family block without adapter_path is needed, got "
+                f"student: a GradeReranker-family block without adapter_path or adapter is needed, got "
                 f"{student['reranker_class']} (the student is trained on the expected-grade readout)"
             )
         object.__setattr__(self, "student", student)
@@ -385,3 +385,16 @@ def load_training_config(path: str | Path, overrides: Sequence[str] = ()) -> Tra
     return load_config(
         path, build, family="training", overrides=overrides, hint=" (see configs/self-distill/)"
     )
+
+
+def read_folder_config(folder: str | Path) -> TrainingConfig:
+    """The training config a training ``output_dir`` froze (its ``resolved_config.yaml``),
+    validated as when it ran; the id is the one it ran under, not the file's name."""
+    path = Path(folder) / "resolved_config.yaml"
+    if not path.is_file():
+        raise ConfigError(f"{folder} is not a training folder: it has no resolved_config.yaml")
+    raw = read_yaml_mapping(path)
+    try:
+        return training_config_from_raw(raw, str(raw.get("id") or Path(folder).name))
+    except (ConfigError, RegistryError) as e:
+        raise ConfigError(f"{path}: {e}", key=e.key) from None

@@ -37,11 +37,19 @@ from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
 
-__all__ = ["DEFAULT_HELDOUT", "PoolSource", "build_pool", "split_queries"]
+__all__ = ["DEFAULT_HELDOUT", "POOL_LICENCES", "PoolSource", "build_pool", "split_queries"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HELDOUT: dict[str, int] = {"hotpotqa": 50, "scifact": 30, "vaswani": 10, "noveleval": 3}
+
+# The licence of each source's texts and labels (the table above; ../shared/data/*/SOURCE.md).
+POOL_LICENCES: dict[str, str] = {
+    "hotpotqa": "HotpotQA, CC BY-SA 4.0",
+    "scifact": "SciFact, CC BY-NC 2.0 (non-commercial)",
+    "vaswani": "Vaswani (NPL), freely distributed research collection",
+    "noveleval": "NovelEval, Apache-2.0 repository; web passages",
+}
 
 
 @dataclass(frozen=True)
