@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from presentation_dependence.config import load_experiment_config
+from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.reproduction.materialise import materialise
 from presentation_dependence.reproduction.plan import Environment, make_plan
@@ -176,3 +177,72 @@ def test_study_script(
     assert "tab-reranking-main" in capsys.readouterr().out
     assert study.main(["appendix", "show", "tab-training"]) == 0
     assert "supcon" in capsys.readouterr().out
+
+
+def _edit_task(root: Path, **changes: object) -> None:
+    path = root / "configs/reproduction/tasks/tiny-task.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw.update(changes)
+    path.write_text(yaml.safe_dump(raw))
+
+
+def test_local_data_source_reads_the_copy_in_place(
+    study_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """data_source: local points each config at the population's local copy; the task's data
+    keys are merged in; robustness.relevant_grade follows the collection's relevance_level."""
+    monkeypatch.chdir(study_root)
+    data = {"top_k": 2, "max_queries": 1, "query_sample_seed": 3, "judged_only": True}
+    _edit_task(
+        study_root,
+        data_source="local",
+        data=data,
+        collections=["local-rl"],
+        robustness={"num_presentations": 2},
+    )
+    task = load_task("tiny-task")
+    (job,) = expand_jobs(task)
+    raw = job_config(job)
+    assert raw["data"] == {
+        "dataloader_class": "RankLLMJsonLoader",
+        "path": "corpora/rl/cands.json",
+        "qrels": "corpora/rl/qrels.txt",
+        **data,
+    }
+    assert raw["eval"]["relevance_level"] == 2 and raw["robustness"]["relevant_grade"] == 2
+    (written,) = generate_configs([job])
+    ds = load_dataset(load_experiment_config(written).data)
+    assert ds.qids() == ["7"] and [c.docid for c in ds.requests[0].candidates] == ["p1", "p2"]
+    (cmd,) = stage_commands(task, task.stage("rerank"), [job])
+    assert cmd.blocked is None  # no fixture under data/: the copy itself is the input
+    (study_root / "corpora/rl/cands.json").unlink()
+    (cmd,) = stage_commands(task, task.stage("rerank"), [job])
+    assert cmd.blocked and "cands.json" in cmd.blocked and "read in place" in cmd.blocked
+    _edit_task(study_root, robustness={"num_presentations": 2, "relevant_grade": 3})
+    assert job_config(expand_jobs(load_task("tiny-task"))[0])["robustness"]["relevant_grade"] == 3
+
+
+def test_local_data_source_needs_a_readable_copy(study_root: Path) -> None:
+    _edit_task(study_root, data_source="local", collections=["local-beir", "remote"])
+    beir, remote = expand_jobs(load_task("tiny-task", study_root), root=study_root)
+    with pytest.raises(ConfigError, match=r"local-beir.*must list files\.run"):
+        job_config(beir)
+    with pytest.raises(ConfigError, match="'remote' has no local copy"):
+        job_config(remote)
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"data": {"path": "x.jsonl"}}, r"data\.path cannot be set by a task"),
+        ({"data": {"max_querys": 3}}, "Did you mean 'max_queries'"),
+        ({"data": {"query_sample_seed": 1}}, r"query_sample_seed.*max_queries"),
+        ({"data": {"top_k": 0}}, r"data\.top_k must be >= 1"),
+        ({"data": {"judged_only": "yes"}}, "judged_only"),
+        ({"data_source": "remote"}, "data_source"),
+    ],
+)
+def test_bad_task_data(study_root: Path, changes: dict, match: str) -> None:
+    _edit_task(study_root, **changes)
+    with pytest.raises(ConfigError, match=match):
+        load_task("tiny-task", study_root)

@@ -40,13 +40,35 @@ class DataConfig:
     qrels: PathSpec = opt(None, "TREC qrels; replaces any judgements the loader itself provides")
     split: str = opt("test", "BEIR split (qrels/<split>.tsv)")
     top_k: int = opt(100, "First-stage depth kept per query")
-    max_queries: int | None = opt(None, "Keep only the first N queries (file order); null = all")
+    max_queries: int | None = opt(
+        None,
+        "Keep N queries: the first N in file order, or N drawn with query_sample_seed; null = all",
+    )
+    query_sample_seed: int | None = opt(
+        None,
+        "With max_queries: draw the N queries uniformly without replacement with this seed "
+        "(kept in file order; all when there are <= N); null = the first N",
+    )
+    judged_only: bool = opt(
+        False,
+        "Drop queries with no judgement in the (final) qrels before max_queries applies, "
+        "as a TREC-style evaluation averages only judged queries",
+    )
 
     def __post_init__(self) -> None:
         if self.top_k < 1:
             raise ConfigError(f"data.top_k must be >= 1, got {self.top_k}")
         if self.max_queries is not None and self.max_queries < 1:
             raise ConfigError(f"data.max_queries must be >= 1 or null, got {self.max_queries}")
+        seed = self.query_sample_seed
+        if seed is not None:
+            if seed < 0:
+                raise ConfigError(f"data.query_sample_seed must be >= 0 or null, got {seed}")
+            if self.max_queries is None:
+                raise ConfigError(
+                    "data.query_sample_seed draws max_queries queries: set data.max_queries "
+                    "too, or drop the seed"
+                )
         for name in ("path", "run", "corpus", "topics", "qrels"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, (str, list)):

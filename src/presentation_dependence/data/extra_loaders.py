@@ -64,7 +64,9 @@ class IrDatasetsLoader(Loader):
                 f"IrDatasetsLoader: {dataset_id!r} has no scoreddocs; set data.run to a TREC run"
             )
         queries = {str(q.query_id): _query_text(q) for q in ds.queries_iter()}
-        keep = list(ranked)[: self.cfg.max_queries] if self.cfg.max_queries else list(ranked)
+        own = None if self.cfg.qrels is not None or not ds.has_qrels() else ds.qrels_iter()
+        sel = self._select(list(ranked), None if own is None else _qrels_from(own, set(ranked)))
+        keep = sel.qids  # selected before the texts are fetched
         wanted = {d for q in keep for d, _ in ranked[q][: self.cfg.top_k]}
         docs = ds.docs_store().get_many(wanted)
         requests = []
@@ -81,8 +83,7 @@ class IrDatasetsLoader(Loader):
                 for i, (d, s) in enumerate(ranked[qid][: self.cfg.top_k], start=1)
             )
             requests.append(RerankRequest(Query(qid, queries[qid]), cands))
-        qrels = _qrels_from(ds.qrels_iter(), set(keep)) if ds.has_qrels() else None
-        return self._finish(requests, qrels, dataset_id.replace("/", "_"))
+        return self._apply(requests, sel, dataset_id.replace("/", "_"))
 
 
 @LOADERS.register()

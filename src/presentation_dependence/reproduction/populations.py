@@ -15,11 +15,19 @@ A population YAML is validated strictly (unknown keys are errors with a did-you-
         source: {pyserini: {index: ..., topics: ..., qrels: ...}, ir_datasets: ..., beir_url: ...}
         first_stage: {retriever: pyserini-bm25, k1: 0.82, b: 0.68, label: ..., depth: 100}
         local: [{path: ../shared/data/trec-dl19-passage, layout: rankllm_json, files: {...}}]
+        axis: collection               # or first-stage: another first stage over `base`
+        base: null                     # first-stage rows: the collection whose queries they share
 
 ``needs`` describes the declared route (Pyserini's prebuilt index and BM25): ``network`` and
 ``java`` for it, ``gated`` when the corpus needs a licence or an access request, ``manual`` when
 a person has to obtain it. ``local`` lists copies already on disk that can be materialised
-offline; each says which first stage its candidates came from.
+offline; each says which first stage its candidates came from. A task with
+``data_source: local`` reads the first ``local`` copy in place (see
+:mod:`presentation_dependence.reproduction.tasks`).
+
+``axis`` separates the collections of a population from rows that re-rank another first stage
+over a collection already listed (``base``: same queries, same judgements): an average over
+collections takes :meth:`Population.on_axis` ``("collection")`` only.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from presentation_dependence.registry import did_you_mean
 
 __all__ = [
     "POPULATIONS_DIR",
+    "Axis",
     "Collection",
     "FirstStage",
     "LocalCopy",
@@ -48,6 +57,7 @@ __all__ = [
 
 POPULATIONS_DIR = Path("configs/reproduction/populations")
 Family = Literal["trec-dl", "beir", "legal", "other"]
+Axis = Literal["collection", "first-stage"]
 
 
 @dataclass(frozen=True)
@@ -81,9 +91,13 @@ class Needs:
 
 @dataclass(frozen=True)
 class FirstStage:
-    """The declared first stage: retriever, BM25 parameters and a published reference figure."""
+    """The declared first stage: retriever, BM25 parameters and a reference figure.
 
-    retriever: Literal["pyserini-bm25", "bm25s", "none"]
+    ``retriever``: ``pyserini`` is a Pyserini condition other than plain BM25 (RM3, SPLADE,
+    a dense encoder; the label names it); ``none``: candidates as distributed, unscored.
+    """
+
+    retriever: Literal["pyserini-bm25", "pyserini", "bm25s", "none"]
     label: str
     k1: float | None = None
     b: float | None = None
@@ -130,10 +144,18 @@ class Collection:
     queries: int | None = None
     relevance_level: int = 1
     notes: str = ""
+    axis: Axis = "collection"
+    base: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id or "/" in self.id or " " in self.id:
             raise ConfigError(f"collection id {self.id!r} must be a non-empty token")
+        if (self.axis == "first-stage") != (self.base is not None):
+            raise ConfigError(
+                f"collection {self.id!r}: 'base' names the collection a first-stage row "
+                f"re-ranks; set it exactly when axis is first-stage (axis {self.axis!r}, "
+                f"base {self.base!r})"
+            )
         if self.distributed and self.source == Source() and not self.local:
             raise ConfigError(
                 f"collection {self.id!r}: distributed but has no source or local copy"
@@ -161,6 +183,28 @@ class Population:
                         f"{seen[key]!r} and {c.id!r}"
                     )
                 seen[key] = c.id
+        for c in self.collections:
+            if c.base is not None:
+                self._check_base(c)
+
+    def _check_base(self, row: Collection) -> None:
+        base = next((c for c in self.collections if c.id == row.base), None)
+        if base is None or base.axis != "collection":
+            names = [c.id for c in self.collections if c.axis == "collection"]
+            raise ConfigError(
+                f"population {self.population!r}: {row.id!r} has base {row.base!r}, which is "
+                f"no collection of the population.{did_you_mean(str(row.base), names)}"
+            )
+        if base.relevance_level != row.relevance_level:
+            raise ConfigError(
+                f"population {self.population!r}: {row.id!r} shares the judgements of "
+                f"{base.id!r} but its relevance_level is {row.relevance_level}, not "
+                f"{base.relevance_level}"
+            )
+
+    def on_axis(self, axis: Axis = "collection") -> list[Collection]:
+        """The collections on ``axis`` (an average over collections takes ``collection``)."""
+        return [c for c in self.collections if c.axis == axis]
 
     def ids(self) -> list[str]:
         return [c.id for c in self.collections]

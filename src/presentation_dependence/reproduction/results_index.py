@@ -92,6 +92,15 @@ def _first_stage(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 _RERANKER_KEYS = ("reranker_class", "model_name", "revision", "dtype", "template", "options")
+# the query selection is part of what a result means (query_sample_seed: which queries)
+_DATA_KEYS = (
+    "dataloader_class",
+    "top_k",
+    "max_queries",
+    "query_sample_seed",
+    "judged_only",
+    "split",
+)
 
 
 def _psi_summary(folder: Path) -> dict[str, Any] | None:
@@ -145,7 +154,7 @@ def record_result(
             for k, v in (first.get("reranker") or cfg.get("reranker") or {}).items()
             if k in _RERANKER_KEYS
         },
-        "data": {k: data.get(k) for k in ("dataloader_class", "top_k", "max_queries", "split")},
+        "data": {k: data.get(k) for k in _DATA_KEYS},
         "first_stage": _first_stage(data),
         "eval": {"relevance_level": metrics.get("relevance_level")},
         "num_queries": metrics.get("num_queries"),

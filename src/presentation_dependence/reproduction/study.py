@@ -4,8 +4,9 @@
 :mod:`presentation_dependence.reproduction.appendix`.
 
 A stage's commands are expanded from its template for every job (``per_job``) or once. A job
-whose ``data/<data_dir>/fixture.jsonl`` is missing is *blocked*: listed with the reason, never
-run. A command is a :class:`~presentation_dependence.training.study.Step` (its lane: the stage),
+whose input is missing (``data/<data_dir>/fixture.jsonl``, or for a ``data_source: local`` task
+the files of the local copy it reads in place) is *blocked*: listed with the reason, never run.
+A command is a :class:`~presentation_dependence.training.study.Step` (its lane: the stage),
 run by the studies' one sequencer, :func:`~presentation_dependence.training.study_run.run_steps`:
 without a shell (``shlex`` splits a command after each placeholder value is quoted), stopping
 at the first failure unless told to keep going.
@@ -19,7 +20,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from presentation_dependence.reproduction.tasks import Job, StageSpec, Task, expand_jobs
+from presentation_dependence.reproduction.tasks import (
+    Job,
+    StageSpec,
+    Task,
+    expand_jobs,
+    in_place_copy,
+)
 from presentation_dependence.training.study import Step
 
 __all__ = ["format_jobs", "select_jobs", "stage_commands", "task_jobs"]
@@ -40,7 +47,13 @@ def select_jobs(jobs: Sequence[Job], patterns: Sequence[str] | None) -> list[Job
     ]
 
 
-def _blocked(job: Job, data_root: Path) -> str | None:
+def _blocked(job: Job, root: Path, data_root: Path) -> str | None:
+    if job.task.data_source == "local":
+        local = in_place_copy(job.collection)
+        if local.exists(root):
+            return None
+        files = ", ".join(local.files.values()) or "the folder"
+        return f"data missing: {root / local.path} ({files}), read in place by this task"
     fx = job.fixture(data_root)
     if fx.is_file():
         return None
@@ -88,23 +101,23 @@ def stage_commands(
             "collection": j.collection.id,
             "reranker": j.reranker.id,
         }
-        argv, blocked = _expand(stage.command, values), _blocked(j, data)
+        argv, blocked = _expand(stage.command, values), _blocked(j, Path(root), data)
         out.append(Step(j.id, argv, lane=stage.id, blocked=blocked))
     return out
 
 
-def format_jobs(task: Task, jobs: Sequence[Job], data_root: Path) -> str:
+def format_jobs(task: Task, jobs: Sequence[Job], data_root: Path, root: str | Path = ".") -> str:
     """A table of a task's jobs: data readiness, config and run folder."""
     head = ("job", "data", "config", "run folder")
     rows = [head]
     for j in jobs:
-        blocked = _blocked(j, data_root)
+        blocked = _blocked(j, Path(root), data_root)
         state = "ready" if blocked is None else "missing"
         rows.append((j.id, state, str(j.config_path), str(j.run_dir)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    n_ready = sum(1 for j in jobs if _blocked(j, data_root) is None)
+    n_ready = sum(1 for j in jobs if _blocked(j, Path(root), data_root) is None)
     lines.append(f"\n{task.task}: {len(jobs)} jobs, {n_ready} with data ready")
     return "\n".join(lines) + "\n"
 

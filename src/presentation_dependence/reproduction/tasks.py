@@ -9,6 +9,8 @@ pair is a *job* with one generated experiment config and one run folder::
     collections: []                   # optional subset (ids or aliases); empty = all
     output_root: runs/study           # configs: <output_root>/<task>/configs/<job>.yaml
     seed: 0                           # run folders: <output_root>/<task>/<job>/
+    data_source: fixture              # or local: read each collection's local copy in place
+    data: {top_k: 20, max_queries: 50, query_sample_seed: 0, judged_only: true}
     eval: {measures: [ndcg@10, map, mrr]}
     robustness: {num_presentations: 10}
     rerankers:
@@ -16,28 +18,41 @@ pair is a *job* with one generated experiment config and one run folder::
     stages:
       - {id: rerank, per_job: true, command: "presdep run {config} --run-dir {run_dir} --eval"}
 
-Every generated config reads ``data/<data_dir>/fixture.jsonl`` with the FixtureLoader (what
-``setup_reproduction_data.py run`` materialises), keeps the collection's first-stage depth as
-``data.top_k`` and its ``relevance_level``, and is validated like any experiment config before it
-is written.
+With ``data_source: fixture`` (the default) a generated config reads
+``data/<data_dir>/fixture.jsonl`` with the FixtureLoader (what ``setup_reproduction_data.py run``
+materialises). With ``data_source: local`` it reads the collection's first ``local`` copy where
+it lies: a ``beir`` folder with the BeirLoader (``data.run`` = its ``files.run``), a
+``rankllm_json`` file with the RankLLMJsonLoader (``data.qrels`` = its ``files.qrels``), a
+``fixture`` with the FixtureLoader; nothing is copied or retrieved again. Either way the data
+block keeps the collection's first-stage depth as ``data.top_k``, then takes the task's ``data``
+keys (the query selection and depth: any ``data`` key but those naming the source). ``eval``
+gets the collection's ``relevance_level``, and so does ``robustness.relevant_grade`` unless the
+task sets it. Each config is validated like any experiment config before it is written.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import posixpath
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from presentation_dependence.config.experiment import config_from_raw
 from presentation_dependence.config.loader import list_named, load_config, named_config_path
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.registry import did_you_mean
 from presentation_dependence.reproduction.plan import FIXTURE
-from presentation_dependence.reproduction.populations import Collection, Population, load_population
+from presentation_dependence.reproduction.populations import (
+    Collection,
+    LocalCopy,
+    Population,
+    load_population,
+)
 
 __all__ = [
     "TASKS_DIR",
@@ -47,12 +62,16 @@ __all__ = [
     "Task",
     "expand_jobs",
     "generate_configs",
+    "in_place_copy",
     "job_config",
     "list_tasks",
     "load_task",
 ]
 
 TASKS_DIR = Path("configs/reproduction/tasks")
+# data keys that name the source: the generator sets them, a task's ``data`` may not
+SOURCE_KEYS = ("dataloader_class", "path", "run", "corpus", "topics", "qrels")
+TASK_DATA_KEYS = tuple(f.name for f in fields(DataConfig) if f.name not in SOURCE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -97,8 +116,19 @@ class Task:
     seed: int = 0
     eval: dict[str, Any] = field(default_factory=dict)
     robustness: dict[str, Any] = field(default_factory=dict)
+    data_source: Literal["fixture", "local"] = "fixture"
+    data: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for key in self.data:
+            if key not in TASK_DATA_KEYS:
+                raise ConfigError(
+                    f"task {self.task!r}: data.{key} cannot be set by a task (the source keys "
+                    f"come from the population).{did_you_mean(str(key), list(TASK_DATA_KEYS))} "
+                    f"Task data keys: {', '.join(TASK_DATA_KEYS)}",
+                    key=f"data.{key}",
+                )
+        build_dataclass(DataConfig, self.data, prefix="data")  # DataConfig checks the values
         for kind, ids in (
             ("reranker", [r.id for r in self.rerankers]),
             ("stage", [s.id for s in self.stages]),
@@ -172,23 +202,54 @@ def expand_jobs(
     return [Job(task, c, r) for c in pop.select(task.collections or None) for r in task.rerankers]
 
 
+def in_place_copy(c: Collection) -> LocalCopy:
+    """The local copy a ``data_source: local`` task reads: the collection's first."""
+    if not c.local:
+        raise ConfigError(f"collection {c.id!r} has no local copy to read in place")
+    return c.local[0]
+
+
+def _source_block(job: Job, data_root: str) -> dict[str, Any]:
+    """The data keys naming where a job's queries and candidates come from."""
+    c = job.collection
+    if job.task.data_source == "fixture":
+        return {"dataloader_class": "FixtureLoader", "path": f"{data_root}/{c.data_dir}/{FIXTURE}"}
+    local = in_place_copy(c)
+    # the path and the (portable, posix) relative files joined; '..' in a file folded away
+    wanted = {"beir": ("run",), "rankllm_json": ("candidates", "qrels"), "fixture": ("fixture",)}
+    missing = [k for k in wanted[local.layout] if k not in local.files]
+    if missing:
+        raise ConfigError(
+            f"collection {c.id!r}: its local {local.layout} copy at {local.path} must list "
+            f"files.{' and files.'.join(missing)} to be read in place"
+        )
+    f = {k: posixpath.normpath(posixpath.join(local.path, v)) for k, v in local.files.items()}
+    if local.layout == "beir":
+        return {"dataloader_class": "BeirLoader", "path": local.path, "run": f["run"]}
+    if local.layout == "rankllm_json":
+        return {
+            "dataloader_class": "RankLLMJsonLoader",
+            "path": f["candidates"],
+            "qrels": f["qrels"],
+        }
+    return {"dataloader_class": "FixtureLoader", "path": f["fixture"]}
+
+
 def job_config(job: Job, data_root: str = "data") -> dict[str, Any]:
     """The experiment config (plain YAML mapping) of one job."""
     c = job.collection
+    data = {**_source_block(job, data_root), "top_k": c.first_stage.depth, **job.task.data}
     raw: dict[str, Any] = {
         "description": f"{job.task.task}: {c.name} x {job.reranker.id}",
         "seed": job.task.seed,
         "output_root": str(job.task.folder),
         "reranker": dict(job.reranker.reranker),
-        "data": {
-            "dataloader_class": "FixtureLoader",
-            "path": f"{data_root}/{c.data_dir}/{FIXTURE}",
-            "top_k": c.first_stage.depth,
-        },
+        "data": data,
         "eval": {**job.task.eval, "relevance_level": c.relevance_level},
     }
     if job.task.robustness:
-        raw["robustness"] = dict(job.task.robustness)
+        raw["robustness"] = {**job.task.robustness}
+        raw["robustness"].setdefault("relevant_grade", c.relevance_level)
     return raw
 
 
