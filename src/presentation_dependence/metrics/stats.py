@@ -343,25 +343,30 @@ def stratified_permutation_test(
     each query, so every d_q flips sign independently (within its stratum; strata are never
     mixed). Statistic: the macro mean D = Σ_q w_q d_q with w_q = 1 / (S n_s(q)).
 
-    Two-sided p = #{patterns : |D*| ≥ |D|} / #patterns over all 2^N sign patterns when
-    2^N ≤ ``n_resamples`` (exact; N queries in all), else (1 + #{b : |D*_b| ≥ |D|}) / (B + 1)
-    over B = ``n_resamples`` patterns drawn from ``rng``; "≥" tolerates 100 ulp of |D| as
-    scipy does. With one stratum and 2^N ≤ ``n_resamples`` it equals
-    :func:`paired_permutation_test` (its sign-flip null is symmetric)."""
+    Two-sided p as ``scipy.stats.permutation_test`` computes it: p = min(1, 2 min(P(D* ≤ D),
+    P(D* ≥ D))), the one-sided shares over all 2^N sign patterns when 2^N ≤ ``n_resamples``
+    (exact; N queries in all; the null is symmetric, so this is #{|D*| ≥ |D|} / 2^N), else
+    (1 + #{b : D*_b ≥ D}) / (B + 1) and its mirror over B = ``n_resamples`` patterns drawn from
+    ``rng``; the comparisons tolerate 100 ulp of |D|, as scipy's do. With one stratum and
+    2^N ≤ ``n_resamples`` it equals :func:`paired_permutation_test`."""
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     strata = _paired_strata(a_groups, b_groups)
     weighted = np.concatenate([s / (s.size * len(strata)) for s in strata])
     observed = float(weighted.sum())
-    threshold = abs(observed) - abs(observed) * 100 * np.finfo(np.float64).eps
+    gamma = abs(observed) * 100 * np.finfo(np.float64).eps
     if 2**weighted.size <= n_resamples:
         null = _sign_patterns(weighted.size) @ weighted
-        p_value = np.count_nonzero(np.abs(null) >= threshold) / null.size
+        greater = np.count_nonzero(null >= observed - gamma) / null.size
+        less = np.count_nonzero(null <= observed + gamma) / null.size
     else:
-        extreme, chunk = 0, max(1, 2**20 // weighted.size)
+        above = below = 0
+        chunk = max(1, 2**20 // weighted.size)
         for start in range(0, n_resamples, chunk):
             rows = min(chunk, n_resamples - start)
-            signs = 1.0 - 2.0 * rng.integers(0, 2, (rows, weighted.size))
-            extreme += int(np.count_nonzero(np.abs(signs @ weighted) >= threshold))
-        p_value = (1 + extreme) / (n_resamples + 1)
+            null = (1.0 - 2.0 * rng.integers(0, 2, (rows, weighted.size))) @ weighted
+            above += int(np.count_nonzero(null >= observed - gamma))
+            below += int(np.count_nonzero(null <= observed + gamma))
+        greater, less = (1 + above) / (n_resamples + 1), (1 + below) / (n_resamples + 1)
+    p_value = min(1.0, 2 * min(greater, less))
     return {"mean_diff": _macro_mean(strata), "p_value": float(p_value)}
