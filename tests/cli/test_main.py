@@ -116,7 +116,8 @@ def test_help_lists_every_subcommand(capsys) -> None:
         *("judge", "noise", "gate", "silver", "train", "select-lambda", "study"),
     ]
     assert _listed(capsys, ["study"]) == [
-        *("plan", "table", "archive", "curve", "judge", "task", "stage", "appendix"),
+        *("plan", "table", "collections", "archive", "curve", "judge", "task", "stage"),
+        "appendix",
     ]
     assert _listed(capsys, ["study", "task"]) == ["list", "show", "generate"]
 
