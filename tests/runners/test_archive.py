@@ -11,11 +11,11 @@ from presentation_dependence.cli import main
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.runners.archive import archive_summaries, archive_summary
 from presentation_dependence.training.study_table import study_table
-from tests.training.test_study_and_bench import _fake_run
+from tests.training.conftest import fake_run
 
 
 def _run_folder(folder: Path, ndcg: float, tau: float) -> Path:
-    _fake_run(folder, ndcg, tau=tau, spread=0.3)
+    fake_run(folder, ndcg, tau=tau, spread=0.3)
     (folder / "resolved_config.yaml").write_text("reranker:\n  reranker_class: GradeReranker\n")
     (folder / "per_query_results").mkdir()
     (folder / "per_query_results" / "q1.json").write_text(json.dumps({"text": "a passage"}))

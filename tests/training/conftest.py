@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,67 @@ from presentation_dependence.training.silver import SilverSet, generate_silver, 
 
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 PASSAGE_CHARS = 120
+
+
+OFFSETS = {"q1": -0.01, "q2": 0.0, "q3": 0.01}
+
+
+def fake_run(
+    folder: Path,
+    ndcg: float,
+    tau: float,
+    spread: float,
+    *,
+    offsets: Mapping[str, float] = OFFSETS,
+    tied: float = 0.0,
+    tokens: float | None = None,
+) -> None:
+    """A finished scorer run folder (metrics.json, psi/psi_metrics.json) with known figures:
+    query q has nDCG@10 ``ndcg + d_q`` in the given order, ``ndcg − 0.05 + d_q`` over the
+    shuffles, τ-PSI ``tau + d_q``, top-k Jaccard ``1 − tau − d_q``, score spread ``spread``
+    and tied share ``tied`` (d_q = ``offsets[q]``); the summary holds the means given (the
+    offsets should average 0) with CI mean ± 0.1; ``tokens``: prompt tokens per presentation."""
+    (folder / "psi").mkdir(parents=True)
+    metrics = {
+        "num_queries": len(offsets),
+        "mean": {"ndcg@10": ndcg},
+        "per_query": {q: {"ndcg@10": ndcg + d} for q, d in offsets.items()},
+    }
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    per_query = {
+        q: {
+            "ndcg_mean": ndcg - 0.05 + d,
+            "tau_psi": tau + d,
+            "jaccard_topk": 1 - tau - d,
+            "score_spread": spread,
+            "tied_share": tied,
+        }
+        for q, d in offsets.items()
+    }
+    summary = {
+        m: {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1, "n": len(offsets)}
+        for m, v in (
+            ("ndcg_mean", ndcg - 0.05),
+            ("tau_psi", tau),
+            ("jaccard_topk", 1 - tau),
+            ("delta_ndcg", 0.2),
+            ("changed_topk", 0.5),
+            ("score_spread", spread),
+            ("tied_share", tied),
+        )
+    }
+    cost: dict[str, Any] = {"same_order": {"forward_passes_per_query": 2.0}}
+    if tokens is not None:
+        cost["random_shuffle"] = {"prompt_tokens_per_query": 10 * tokens}
+    shuffled = {"num_presentations": 10, "summary": summary, "per_query": per_query}
+    psi = {
+        "variants": {
+            "random_shuffle": shuffled,
+            "same_order": {"summary": {"tau_psi": {"mean": 0.0}}},
+        },
+        "cost": cost,
+    }
+    (folder / "psi" / "psi_metrics.json").write_text(json.dumps(psi))
 
 
 def grade_block(model: str, **extra: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 from presentation_dependence.optional import MissingExtraError, import_optional
 from presentation_dependence.training.study import study_plan
 from presentation_dependence.training.study_table import collapsed, study_table
+from tests.training.conftest import fake_run
 
 
 def test_missing_extra_names_it():
@@ -33,38 +34,10 @@ def test_study_plan_runs_every_scorer_through_the_normal_runners():
     ]
 
 
-def _fake_run(folder, ndcg, tau, spread):
-    (folder / "psi").mkdir(parents=True)
-    (folder / "metrics.json").write_text(json.dumps({"num_queries": 3, "mean": {"ndcg@10": ndcg}}))
-    per_query = {
-        q: {"ndcg_mean": ndcg - 0.05 + d, "tau_psi": tau + d, "score_spread": spread}
-        for q, d in (("q1", -0.01), ("q2", 0.0), ("q3", 0.01))
-    }
-    summary = {
-        m: {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}
-        for m, v in (
-            ("ndcg_mean", ndcg - 0.05),
-            ("tau_psi", tau),
-            ("delta_ndcg", 0.2),
-            ("changed_topk", 0.5),
-            ("score_spread", spread),
-            ("tied_share", 0.0),
-        )
-    }
-    psi = {
-        "variants": {
-            "random_shuffle": {"summary": summary, "per_query": per_query},
-            "same_order": {"summary": {"tau_psi": {"mean": 0.0}}},
-        },
-        "cost": {"same_order": {"forward_passes_per_query": 2.0}},
-    }
-    (folder / "psi" / "psi_metrics.json").write_text(json.dumps(psi))
-
-
 def test_study_table(tmp_path):
-    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
-    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
-    _fake_run(tmp_path / "flat", 0.45, tau=0.1, spread=0.01)
+    fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    fake_run(tmp_path / "flat", 0.45, tau=0.1, spread=0.01)
     table = study_table([tmp_path / "off-the-shelf", tmp_path / "oc-sft", tmp_path / "flat"])
     lines = table.splitlines()
     assert lines[2].startswith("| off-the-shelf | 3 | 0.400 | 0.350 [0.250, 0.450]")
@@ -112,10 +85,10 @@ def test_training_step_benchmark_on_the_tiny_model(tiny_model):
 
 
 def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):
-    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
-    _fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
-    _fake_run(tmp_path / "debias-first", 0.45, tau=0.35, spread=0.3)
-    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
+    fake_run(tmp_path / "debias-first", 0.45, tau=0.35, spread=0.3)
+    fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
     table = study_table(
         [tmp_path / n for n in ("off-the-shelf", "single-order", "debias-first", "oc-sft")]
     )
@@ -153,9 +126,9 @@ def test_collapse_rule_is_not_applied_off_the_grade_scale(tmp_path):
 
 def test_study_table_pairs_oc_sft_against_a_single_other_student(tmp_path):
     # the real study reached this state first: one student besides OC-SFT
-    _fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
-    _fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
-    _fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
+    fake_run(tmp_path / "off-the-shelf", 0.4, tau=0.5, spread=0.4)
+    fake_run(tmp_path / "single-order", 0.45, tau=0.3, spread=0.3)
+    fake_run(tmp_path / "oc-sft", 0.45, tau=0.2, spread=0.3)
     table = study_table([tmp_path / n for n in ("off-the-shelf", "single-order", "oc-sft")])
     section = table.split("OC-SFT against each other", 1)[1].splitlines()
     row = next(ln for ln in section if ln.startswith("| single-order | tau_psi |"))
@@ -193,7 +166,7 @@ def test_study_table_names_the_processors_and_flags_rows_of_another(tmp_path):
     """bfloat16 scores depend on the CPU's kernels: the table says where its rows ran."""
     epyc = {"model": "AMD EPYC", "flags": ["avx2", "avx512_bf16"]}
     for name, cpus in (("off-the-shelf", [epyc]), ("oc-sft", [epyc, epyc])):
-        _fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
+        fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
         record = {"invocations": [{"command": ["presdep"], "cpu": c} for c in cpus]}
         (tmp_path / name / "provenance.json").write_text(json.dumps(record))
     folders = [tmp_path / "off-the-shelf", tmp_path / "oc-sft"]
@@ -220,7 +193,7 @@ def test_study_table_sums_the_psi_cpu_seconds_only_when_every_query_has_them(tmp
     from presentation_dependence.runners.costs import record_unit_cost
 
     for name in ("off-the-shelf", "bsc", "resumed"):
-        _fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
+        fake_run(tmp_path / name, 0.4, tau=0.5, spread=0.4)
     for q, cpu in (("q1", 100.0), ("q2", 120.0), ("q3", 90.5)):  # e.g. two processes, resumed
         record_unit_cost(tmp_path / "bsc", "psi", q, 3, cpu + 5, cpu)
     record_unit_cost(tmp_path / "resumed", "psi", "q3", 3, 10.0, 9.0)  # begun before costs

@@ -3,6 +3,8 @@
 presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
     (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
 presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/study_table.py)
+presdep study collections ROOT [--average C ...] [--pairs A:B ...] [--out F | --doc F --block B]
+    the multi-collection table (ROOT/<collection>/<scorer>/ run folders)
 presdep study archive RUN_DIR ... --to DEST                  the summaries a table reads, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
@@ -39,6 +41,7 @@ same command continues an interrupted study.
   presdep study plan --plan configs/study/content-study.yaml --lane a   # one lane of a plan
   presdep study plan --dry-run                  # the built-in self-distillation plan's commands
   presdep study table runs/self-distill/study/dl19 --out table.md
+  presdep study collections runs/study --average dl19 covid scifact --doc docs/RESULTS.md
   presdep study curve configs/study/oc-sft.yaml --png curve.png
   presdep study judge --rerun --gate            # configs/judge/study/*.yaml
   presdep study task show --task passage-reranking
@@ -84,6 +87,7 @@ def register(sub: Subparsers) -> None:
         help="the marker block --doc rewrites (default study-table, §6 of docs/TRAINING.md; "
         "the content study of §9 is content-study-table)",
     )
+    _register_collections(actions)
     a = command(
         actions,
         "archive",
@@ -149,6 +153,38 @@ def register(sub: Subparsers) -> None:
     )
     add_override(j, "judge.batch_size=4")
     reproduction.register(actions)
+
+
+def _register_collections(actions: Subparsers) -> None:
+    c = command(
+        actions,
+        "collections",
+        _cmd_collections,
+        "the multi-collection table: per metric, the scorers on each collection and the average",
+        description="Reads ROOT/<collection>/<scorer>/ run folders (or archived summaries) and "
+        "writes one table per metric (mean [95% CI] per collection and the average over "
+        "collections, CI stratified by collection), the paired tests per collection and "
+        "pooled, the verdict on the first pair and the cost per scorer.",
+    )
+    c.add_argument("root", help="folder of collection folders of scorer run folders")
+    c.add_argument(
+        "--average",
+        nargs="+",
+        metavar="COLLECTION",
+        help="the collections the average is over (default: all; leave out a separate axis, "
+        "e.g. DL19's alternative first stages)",
+    )
+    c.add_argument(
+        "--pairs",
+        nargs="+",
+        metavar="A:B",
+        help="scorer pairs tested as A − B; the first is the verdict's (default: "
+        "oc-sft:off-the-shelf oc-sft:order-averaged)",
+    )
+    c.add_argument("--seed", type=int, default=0, help="seed of the bootstraps and permutations")
+    add_out(c, "write the Markdown here (else print it)")
+    c.add_argument("--doc", help="also rewrite the <!-- BLOCK:start/end --> block of this document")
+    c.add_argument("--block", default="collections-table", help="the marker block --doc rewrites")
 
 
 def _register_plan(actions: Subparsers) -> None:
@@ -224,20 +260,34 @@ def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.io.atomic import atomic_write_text
-    from presentation_dependence.report.markers import splice_file
     from presentation_dependence.training.study_run import study_run_dirs
     from presentation_dependence.training.study_table import study_table
 
-    table = study_table(study_run_dirs(args.dl19_dir), args.timings)
+    return _write_markdown(args, study_table(study_run_dirs(args.dl19_dir), args.timings))
+
+
+def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.training.collections_figures import DEFAULT_PAIRS, parse_pair
+    from presentation_dependence.training.collections_table import collections_table
+
+    pairs = DEFAULT_PAIRS if args.pairs is None else tuple(parse_pair(p) for p in args.pairs)
+    text = collections_table(args.root, args.average, pairs, seed=args.seed)
+    return _write_markdown(args, text)
+
+
+def _write_markdown(args: argparse.Namespace, text: str) -> int:
+    """``text`` to ``--out``, into ``--doc``'s ``--block``, or (neither given) to stdout."""
+    from presentation_dependence.io.atomic import atomic_write_text
+    from presentation_dependence.report.markers import splice_file
+
     if args.out:
-        atomic_write_text(args.out, table)
+        atomic_write_text(args.out, text)
         log.info("wrote %s", args.out)
     if args.doc:
-        splice_file(args.doc, args.block, table)
+        splice_file(args.doc, args.block, text)
         log.info("wrote the %s block of %s", args.block, args.doc)
     if not args.out and not args.doc:
-        sys.stdout.write(table)
+        sys.stdout.write(text)
     return EXIT_OK
 
 

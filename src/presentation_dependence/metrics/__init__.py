@@ -39,6 +39,9 @@ from presentation_dependence.metrics.stats import (
     mean_with_ci,
     paired_bootstrap,
     paired_permutation_test,
+    stratified_bootstrap_ci,
+    stratified_paired_bootstrap,
+    stratified_permutation_test,
 )
 
 __all__ = [
@@ -64,6 +67,9 @@ __all__ = [
     "retained_set_changed",
     "score_spread",
     "score_variance",
+    "stratified_bootstrap_ci",
+    "stratified_paired_bootstrap",
+    "stratified_permutation_test",
     "tau_psi",
     "tied_share",
     "zeng_psi",

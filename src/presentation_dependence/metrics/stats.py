@@ -1,7 +1,9 @@
 """Confidence intervals and paired tests over per-query values.
 
 The unit of resampling is the *query*: ``values[q]`` is one query's metric (e.g. its τ-PSI or
-nDCG@10), and two systems are compared on the same queries, paired. Every random draw comes from
+nDCG@10), and two systems are compared on the same queries, paired. The ``stratified_*``
+functions take queries grouped in strata (collections) and estimate the macro mean over strata,
+resampling (or sign-flipping) queries only within their stratum. Every random draw comes from
 the ``numpy.random.Generator`` the caller passes, so the same seed gives the same result.
 Inputs are never written; NaN values are refused (drop unjudged or undefined queries first).
 """
@@ -9,7 +11,7 @@ Inputs are never written; NaN values are refused (drop unjudged or undefined que
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -25,6 +27,9 @@ __all__ = [
     "named_rng",
     "paired_bootstrap",
     "paired_permutation_test",
+    "stratified_bootstrap_ci",
+    "stratified_paired_bootstrap",
+    "stratified_permutation_test",
 ]
 
 # scipy >= 1.15 takes ``rng=``; older releases only ``random_state=`` (same Generator semantics).
@@ -206,3 +211,162 @@ def paired_permutation_test(
         **{_RNG_KW: rng},
     )
     return {"mean_diff": mean_diff, "p_value": float(res.pvalue)}
+
+
+# --- Stratified by collection ----------------------------------------------------------------
+#
+# Weighting (the one judgement call here): every stratum weighs the same, so the statistic is the
+# *macro* mean over strata, θ = (1/S) Σ_s mean(x_s), never the pooled mean over all queries.
+# The claim these functions serve is about collections ("on the average over collections"), as
+# the per-dataset averages of IR benchmark tables are: a pooled mean would weigh each collection
+# by its query count, so one large collection (hundreds of queries) would drown a small one
+# (DL19's 43) and the figure would change when a collection is subsampled. Query counts still
+# matter where they should: a small stratum's mean varies more under resampling and so widens
+# the interval more.
+
+
+def _strata(name: str, groups: Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
+    strata = [_values(f"{name}[{i}]", g) for i, g in enumerate(groups)]
+    if not strata:
+        raise ValueError(f"{name} has no stratum")
+    return strata
+
+
+def _paired_strata(
+    a_groups: Sequence[ArrayLike], b_groups: Sequence[ArrayLike]
+) -> list[NDArray[np.float64]]:
+    """The per-stratum paired differences ``a_s − b_s``."""
+    if len(a_groups) != len(b_groups):
+        raise ValueError(
+            f"a and b must have the same strata, got {len(a_groups)} and {len(b_groups)}"
+        )
+    return [np.subtract(*_paired(a, b)) for a, b in zip(a_groups, b_groups, strict=True)]
+
+
+def _macro_mean(strata: Sequence[NDArray[np.float64]]) -> float:
+    return float(np.mean([s.mean() for s in strata]))
+
+
+def _stratified_means(
+    strata: Sequence[NDArray[np.float64]], rng: np.random.Generator, n_resamples: int
+) -> NDArray[np.float64]:
+    """B macro means θ*_b = (1/S) Σ_s mean(x*_s,b), each x*_s,b drawing n_s of stratum s's queries
+    with replacement. Stratum by stratum, the indices are drawn as ``scipy.stats.bootstrap`` draws
+    them for one sample (``rng.integers(0, n_s, (B, n_s))``), so one stratum gives exactly its
+    resamples. Holds B × n_s indices per stratum in memory."""
+    total = np.zeros(n_resamples)
+    for s in strata:
+        total += s[rng.integers(0, s.size, (n_resamples, s.size))].mean(axis=-1)
+    return total / len(strata)
+
+
+def _percentile_interval(dist: NDArray[np.float64], confidence: float) -> tuple[float, float]:
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(dist, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def stratified_bootstrap_ci(
+    groups: Sequence[ArrayLike],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, float | int]:
+    """``{"mean", "ci_low", "ci_high", "n", "strata"}``: the macro mean over strata
+    θ = (1/S) Σ_s x̄_s of ``groups`` (one array of per-query values per stratum) and its
+    percentile bootstrap CI, queries resampled with replacement within each stratum
+    (:func:`_stratified_means`; the stratified bootstrap of Davison & Hinkley 1997, §3.7).
+    Equal stratum weights: see the note above. With one stratum it is :func:`bootstrap_ci`
+    of the mean, draw for draw. Every stratum constant: CI (θ, θ), nothing drawn."""
+    _check_resampling(n_resamples, confidence)
+    strata = _strata("groups", groups)
+    mean = _macro_mean(strata)
+    if all(s.size == 1 or _is_constant(s) for s in strata):
+        low = high = mean
+    else:
+        low, high = _percentile_interval(_stratified_means(strata, rng, n_resamples), confidence)
+    n = sum(s.size for s in strata)
+    return {"mean": mean, "ci_low": low, "ci_high": high, "n": n, "strata": len(strata)}
+
+
+def stratified_paired_bootstrap(
+    a_groups: Sequence[ArrayLike],
+    b_groups: Sequence[ArrayLike],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, float]:
+    """:func:`paired_bootstrap` stratified: D = (1/S) Σ_s d̄_s with d_s = a_s − b_s paired over
+    stratum s's queries, D*_b from queries resampled within strata (:func:`_stratified_means`),
+    the percentile CI and the shift-method p = (1 + #{b : |D*_b − D| ≥ |D|}) / (B + 1).
+
+    With one stratum it equals :func:`paired_bootstrap` for the same rng stream. Degenerate
+    cases as there: every stratum of one query gives CI (D, D) and p = nan; every stratum
+    constant gives CI (D, D) and p = 1 if D = 0 else 1/(B+1)."""
+    _check_resampling(n_resamples, confidence)
+    strata = _paired_strata(a_groups, b_groups)
+    mean_diff = _macro_mean(strata)
+    if all(s.size == 1 for s in strata):
+        return {
+            "mean_diff": mean_diff,
+            "ci_low": mean_diff,
+            "ci_high": mean_diff,
+            "p_value": float("nan"),
+        }
+    if all(_is_constant(s) for s in strata):
+        dist = np.full(n_resamples, mean_diff)
+        low = high = mean_diff
+    else:
+        dist = _stratified_means(strata, rng, n_resamples)
+        low, high = _percentile_interval(dist, confidence)
+    extreme = int(np.count_nonzero(np.abs(dist - mean_diff) >= abs(mean_diff)))
+    p_value = (1 + extreme) / (n_resamples + 1)
+    return {"mean_diff": mean_diff, "ci_low": low, "ci_high": high, "p_value": float(p_value)}
+
+
+def _sign_patterns(n: int) -> NDArray[np.float64]:
+    """All 2^n sign vectors, one per row."""
+    bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
+    return np.asarray(1 - 2 * bits, dtype=np.float64)
+
+
+def stratified_permutation_test(
+    a_groups: Sequence[ArrayLike],
+    b_groups: Sequence[ArrayLike],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 9999,
+) -> dict[str, float]:
+    """:func:`paired_permutation_test` stratified: H0 is that a and b are exchangeable within
+    each query, so every d_q flips sign independently (within its stratum; strata are never
+    mixed). Statistic: the macro mean D = Σ_q w_q d_q with w_q = 1 / (S n_s(q)).
+
+    Two-sided p as ``scipy.stats.permutation_test`` computes it: p = min(1, 2 min(P(D* ≤ D),
+    P(D* ≥ D))), the one-sided shares over all 2^N sign patterns when 2^N ≤ ``n_resamples``
+    (exact; N queries in all; the null is symmetric, so this is #{|D*| ≥ |D|} / 2^N), else
+    (1 + #{b : D*_b ≥ D}) / (B + 1) and its mirror over B = ``n_resamples`` patterns drawn from
+    ``rng``; the comparisons tolerate 100 ulp of |D|, as scipy's do. With one stratum and
+    2^N ≤ ``n_resamples`` it equals :func:`paired_permutation_test`."""
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    strata = _paired_strata(a_groups, b_groups)
+    weighted = np.concatenate([s / (s.size * len(strata)) for s in strata])
+    observed = float(weighted.sum())
+    gamma = abs(observed) * 100 * np.finfo(np.float64).eps
+    if 2**weighted.size <= n_resamples:
+        null = _sign_patterns(weighted.size) @ weighted
+        greater = np.count_nonzero(null >= observed - gamma) / null.size
+        less = np.count_nonzero(null <= observed + gamma) / null.size
+    else:
+        above = below = 0
+        chunk = max(1, 2**20 // weighted.size)
+        for start in range(0, n_resamples, chunk):
+            rows = min(chunk, n_resamples - start)
+            null = (1.0 - 2.0 * rng.integers(0, 2, (rows, weighted.size))) @ weighted
+            above += int(np.count_nonzero(null >= observed - gamma))
+            below += int(np.count_nonzero(null <= observed + gamma))
+        greater, less = (1 + above) / (n_resamples + 1), (1 + below) / (n_resamples + 1)
+    p_value = min(1.0, 2 * min(greater, less))
+    return {"mean_diff": _macro_mean(strata), "p_value": float(p_value)}

@@ -19,7 +19,8 @@ from presentation_dependence.runners.run_folder import recorded_cpus
 from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.study import STUDENT_NAMES
 
-__all__ = ["collapsed", "paired_rows", "run_paradigm", "step_seconds", "study_row", "study_table"]
+__all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_paradigm", "step_seconds"]
+__all__ += ["study_row", "study_table"]
 
 
 def _mean(block: Mapping[str, Any], key: str) -> float | None:
@@ -69,6 +70,8 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
     shuffled = shuffled_block["summary"]
     null = psi["variants"].get("same_order", {}).get("summary", {})
     cost = psi.get("cost", {}).get("same_order", {})
+    shuffle_tokens = psi.get("cost", {}).get("random_shuffle", {}).get("prompt_tokens_per_query")
+    presentations = shuffled_block.get("num_presentations")
     psi_cost = phase_cost(folder, "psi")  # every query's CPU seconds, over resumes and processes
     return {
         "scorer": folder.name,
@@ -84,7 +87,16 @@ def study_row(run_dir: str | Path) -> dict[str, Any]:
         "null_tau_psi": _mean(null, "tau_psi"),
         "passes_per_presentation": cost.get("forward_passes_per_query"),
         "tokens_per_presentation": cost.get("prompt_tokens_per_query"),
+        "tokens_per_shuffled_presentation": (
+            shuffle_tokens / presentations if shuffle_tokens is not None and presentations else None
+        ),
+        "summary": shuffled,  # every metric's mean and CI over the shuffles
         "per_query": shuffled_block.get("per_query", {}),
+        "given_per_query": {
+            q: float(v["ndcg@10"])
+            for q, v in metrics.get("per_query", {}).items()
+            if "ndcg@10" in v
+        },
         "cpus": recorded_cpus(folder),
         "psi_cpu_seconds": psi_cost.cpu_seconds if psi_cost and psi_cost.complete else None,
     }
@@ -110,12 +122,21 @@ def _verdict(flag: bool | None) -> str:
     return "n/a (not on the grade scale)" if flag is None else ("yes" if flag else "no")
 
 
+# The per-query figures the paired tests compare (keys of ``per_query``).
+PAIRED_METRICS = ("tau_psi", "ndcg_mean", "score_spread")
+
+
 def paired_rows(
-    rows: Sequence[Mapping[str, Any]], *, seed: int = 0, base: Mapping[str, Any] | None = None
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    base: Mapping[str, Any] | None = None,
+    stream: str = "",
 ) -> list[dict[str, Any]]:
     """Each scorer against ``base`` (default: the first row, off-the-shelf), paired over
-    queries: τ-PSI, nDCG@10 over the shuffles and the score spread. Seeded paired bootstrap
-    (95% CI) and a paired permutation test."""
+    queries: the :data:`PAIRED_METRICS` (τ-PSI, nDCG@10 over the shuffles, score spread).
+    Seeded paired bootstrap (95% CI) and a paired permutation test; ``stream`` (e.g. the
+    collection) names the random streams apart when the same scorers are paired elsewhere."""
     if not rows or (base is None and len(rows) < 2):
         return []  # nothing to pair: no rows, or only the base itself
     base = rows[0] if base is None else base
@@ -123,7 +144,7 @@ def paired_rows(
     for r in rows:
         if r["scorer"] == base["scorer"]:
             continue
-        for metric in ("tau_psi", "ndcg_mean", "score_spread"):
+        for metric in PAIRED_METRICS:
             qids = [q for q in base["per_query"] if q in r["per_query"]]
             if not qids or metric not in r["per_query"][qids[0]]:
                 continue
@@ -132,8 +153,9 @@ def paired_rows(
             name = f"{r['scorer']}/{metric}"
             if base is not rows[0]:
                 name = f"{r['scorer']}-vs-{base['scorer']}/{metric}"
-            boot = paired_bootstrap(a, b, rng=rng_from(seed, name))
-            perm = paired_permutation_test(a, b, rng=rng_from(seed, name, 1))
+            words = (stream, name) if stream else (name,)
+            boot = paired_bootstrap(a, b, rng=rng_from(seed, *words))
+            perm = paired_permutation_test(a, b, rng=rng_from(seed, *words, 1))
             out.append(
                 {
                     "scorer": r["scorer"],
