@@ -28,6 +28,7 @@ __all__ = [
     "NULL",
     "QueryScores",
     "candidate_grades",
+    "columnar_docids",
     "ideal_grades",
     "load_columnar",
     "read_input",
@@ -174,4 +175,18 @@ def load_columnar(path: Path) -> dict[str, dict[str, np.ndarray]]:
             entry[f"__slots__:{var}"] = cols["slot"][mask].reshape(m, n)
         entry["__ideal__"] = cols["ideal_grade"][cols["ideal_qid"] == q]
         out[q] = entry
+    return out
+
+
+def columnar_docids(path: Path) -> dict[str, tuple[str, ...]]:
+    """Each query's candidates in input order, from the columnar file (its first variant's
+    first presentation)."""
+    with np.load(path, allow_pickle=False) as z:
+        qids, docids, pres, idx = z["qid"], z["docid"], z["presentation"], z["input_index"]
+    out: dict[str, tuple[str, ...]] = {}
+    first = pres == 0
+    for q in dict.fromkeys(qids.tolist()):
+        rows = first & (qids == q)
+        n = int(idx[rows].max()) + 1
+        out[q] = tuple(str(d) for d in docids[rows][:n])
     return out

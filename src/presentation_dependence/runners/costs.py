@@ -28,7 +28,7 @@ from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.runners.run_folder import PROVENANCE, invocations
 
 __all__ = ["UNIT_COSTS", "PhaseCost", "UnitClock", "phase_cost", "record_unit_cost"]
-__all__ += ["units_by_processor"]
+__all__ += ["unit_processors", "units_by_processor"]
 
 UNIT_COSTS = "unit_costs.jsonl"
 
@@ -110,13 +110,13 @@ def phase_cost(folder: str | Path, phase: str) -> PhaseCost | None:
     return PhaseCost(len(last), total, wall, cpu)
 
 
-def units_by_processor(folder: str | Path, phase: str) -> dict[str, int]:
-    """How many of ``phase``'s recorded units each processor computed, by :func:`cpu_label`.
+def unit_processors(folder: str | Path, phase: str) -> dict[str, str]:
+    """The processor that computed each of ``phase``'s recorded units, by :func:`cpu_label`.
 
     A line written before lines named their processor is given to the processor of the folder's
     last ``provenance.json`` invocation of ``phase`` that began before the unit ended (one
     machine at a time per folder: the sessions that resumed it ran one after another); a unit
-    no invocation precedes counts as ``not recorded``."""
+    no invocation precedes is ``not recorded``."""
     starts = []
     p = Path(folder) / PROVENANCE
     if p.is_file():
@@ -124,12 +124,20 @@ def units_by_processor(folder: str | Path, phase: str) -> dict[str, int]:
             if inv.get("phase", phase) == phase and "time_utc" in inv:
                 starts.append((str(inv["time_utc"]), cpu_label(inv.get("cpu"))))
     starts.sort()
-    counts: dict[str, int] = {}
-    for d in _last_records(folder, phase)[0].values():
+    out: dict[str, str] = {}
+    for unit, d in _last_records(folder, phase)[0].items():
         label = d.get("cpu")
         if label is None:
             end = str(d.get("utc_end", ""))
             before = [cpu for t, cpu in starts if t <= end]  # ISO UTC stamps sort as times
             label = before[-1] if before else "not recorded"
-        counts[str(label)] = counts.get(str(label), 0) + 1
+        out[unit] = str(label)
+    return out
+
+
+def units_by_processor(folder: str | Path, phase: str) -> dict[str, int]:
+    """How many of ``phase``'s recorded units each processor computed (:func:`unit_processors`)."""
+    counts: dict[str, int] = {}
+    for label in unit_processors(folder, phase).values():
+        counts[label] = counts.get(label, 0) + 1
     return counts

@@ -1,0 +1,123 @@
+"""Re-score archived presentations and compare: does this machine reproduce a committed result?
+
+A PSI folder (or its archive, ``presdep study archive``) keeps every presentation it scored
+(``psi/presentations.json``) and every score (``psi/grade_distributions.npz``). :func:`rescore`
+scores the first ``queries`` queries under their first ``presentations`` shuffles again with a
+reranker and compares score by score. On the processor kind that made the archive (the
+``cpu`` of its ``unit_costs.jsonl`` lines) the readout repeats bit for bit, so the check
+demands equality there; elsewhere bfloat16 kernels differ (docs/JUDGE.md's cross-machine
+reruns), and the check allows ``tolerance`` on every expected grade.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from presentation_dependence.errors import PresdepError
+from presentation_dependence.presentations import score_presentations
+from presentation_dependence.provenance import cpu_info, cpu_label
+from presentation_dependence.records import RerankRequest
+from presentation_dependence.rerankers.base import Reranker
+from presentation_dependence.robustness.store import columnar_docids, load_columnar
+from presentation_dependence.runners.costs import unit_processors
+
+__all__ = ["CROSS_PROCESSOR_TOLERANCE", "Rescore", "rescore"]
+
+# The largest |ΔE[g]| accepted on another processor kind: bfloat16 readouts of the embedded
+# model moved expected grades by up to 0.05 between fp32 and bf16 (docs/MACHINE-NOTES of the
+# project); kernels of two CPUs in the same dtype move them less.
+CROSS_PROCESSOR_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Rescore:
+    """What a re-score found: queries, presentations and scores compared, the largest
+    difference, whether this processor is the archive's, and the verdict."""
+
+    archive: str
+    variant: str
+    queries: tuple[str, ...]
+    presentations: int
+    scores: int
+    max_abs_diff: float
+    same_processor: bool
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        return self.max_abs_diff <= self.tolerance
+
+    def line(self) -> str:
+        rule = "identical required" if self.same_processor else f"within {self.tolerance:g}"
+        return (
+            f"{self.archive}: {self.scores} scores of {len(self.queries)} queries × "
+            f"{self.presentations} presentations ({self.variant}): max |Δ| {self.max_abs_diff:.3g} "
+            f"({rule}: {'ok' if self.ok else 'FAILED'})"
+        )
+
+
+def _presentations(archive: Path) -> dict[str, dict[str, list[list[int]]]]:
+    path = archive / "psi" / "presentations.json"
+    if not path.is_file():
+        raise PresdepError(f"{archive} holds no psi/presentations.json to re-score")
+    table: dict[str, dict[str, list[list[int]]]] = json.loads(path.read_text("utf-8"))[
+        "presentations"
+    ]
+    return table
+
+
+def rescore(
+    reranker: Reranker,
+    archive: str | Path,
+    requests: Sequence[RerankRequest],
+    *,
+    queries: int = 2,
+    presentations: int = 2,
+    variant: str = "random_shuffle",
+    tolerance: float = CROSS_PROCESSOR_TOLERANCE,
+) -> Rescore:
+    """Score the archive's first ``presentations`` presentations of ``variant`` for the first
+    ``queries`` of ``requests`` (their candidates in the archived input order) and compare."""
+    archive = Path(archive)
+    columnar = archive / "psi" / "grade_distributions.npz"
+    if not columnar.is_file():
+        raise PresdepError(f"{archive} holds no psi/grade_distributions.npz to compare against")
+    stored, perms = load_columnar(columnar), _presentations(archive)
+    docids = columnar_docids(columnar)
+    here = cpu_label(cpu_info())
+    made_on = unit_processors(archive, "psi")
+    diffs, same, done = [], True, []
+    for req in requests[:queries]:
+        qid = req.query.qid
+        if qid not in stored or variant not in stored[qid]:
+            raise PresdepError(f"{archive} has no {variant} scores of query {qid!r}")
+        if tuple(c.docid for c in req.candidates) != docids[qid]:
+            raise PresdepError(
+                f"query {qid!r}: the candidates differ from {archive}'s (ids or order); "
+                "re-score with the data the archive was made from"
+            )
+        p = np.asarray(perms[qid][variant][:presentations], dtype=np.int64)
+        got = score_presentations(reranker, req.query, req.candidates, p).scores
+        want = stored[qid][variant][: len(p)]
+        if got.shape != want.shape:
+            raise PresdepError(
+                f"query {qid!r}: {got.shape[1]} candidates here, {want.shape[1]} in {archive}"
+            )
+        diffs.append(float(np.max(np.abs(got - want))))
+        same = same and made_on.get(qid) == here
+        done.append(qid)
+    return Rescore(
+        archive=str(archive),
+        variant=variant,
+        queries=tuple(done),
+        presentations=presentations,
+        scores=len(done) * presentations * len(requests[0].candidates),
+        max_abs_diff=max(diffs),
+        same_processor=same,
+        tolerance=0.0 if same else tolerance,
+    )
