@@ -90,9 +90,11 @@ def register(sub: Subparsers) -> None:
         _cmd_archive,
         "copy run folders' summary files (the tables' inputs) where git keeps them",
         description="Copies each run folder's summary files (resolved_config.yaml, "
-        "provenance.json, metrics.json, psi/psi_metrics.json, ...; never per-query results, "
-        "texts or checkpoints) into DEST/<folder name>/, and a plain file (a steps.jsonl) into "
-        "DEST, so that 'study table' renders again from a clean clone.",
+        "provenance.json, metrics.json, psi/psi_metrics.json, ...) and the evidence they are "
+        "computed from (run.trec, qrels.txt, psi/grade_distributions.npz: ids and numbers only; "
+        "never per-query results, texts or checkpoints) into DEST/<folder name>/, and a plain "
+        "file (a steps.jsonl) into DEST, so that 'study table' renders again, and "
+        "'study table --from-scores' recomputes, from a clean clone.",
     )
     a.add_argument("sources", nargs="+", help="finished run folders (or files) to archive")
     a.add_argument("--to", required=True, help="e.g. docs/results/content-study/dl19")
