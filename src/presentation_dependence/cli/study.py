@@ -2,8 +2,8 @@
 
 presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
     (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
-presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/study_table.py)
-presdep study archive RUN_DIR ... --to DEST                  the summaries a table reads, for git
+presdep study table DL19_DIR [--out FILE] [--doc FILE] [--from-scores]   (= scripts/train/study_table.py)
+presdep study archive RUN_DIR ... --to DEST     the summaries a table reads and their evidence, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
     [--archive-to DIR]   (= scripts/judge_study.py)
@@ -74,6 +74,13 @@ def register(sub: Subparsers) -> None:
     t.add_argument("dl19_dir", help="folder of the scorers' run folders (run --eval, then psi)")
     add_out(t, "write the table here (else print it)")
     t.add_argument("--timings", help="the study sequencer's steps.jsonl (wall time per step)")
+    t.add_argument(
+        "--from-scores",
+        action="store_true",
+        help="recompute every figure from each folder's run.trec, qrels.txt and "
+        "psi/grade_distributions.npz (no model) instead of reading metrics.json and "
+        "psi/psi_metrics.json; a folder without them is refused",
+    )
     t.add_argument(
         "--doc",
         help="also rewrite the <!-- BLOCK:start/end --> block of this document (docs/TRAINING.md)",
@@ -231,7 +238,7 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.study_run import study_run_dirs
     from presentation_dependence.training.study_table import study_table
 
-    table = study_table(study_run_dirs(args.dl19_dir), args.timings)
+    table = study_table(study_run_dirs(args.dl19_dir), args.timings, from_scores=args.from_scores)
     if args.out:
         atomic_write_text(args.out, table)
         log.info("wrote %s", args.out)
