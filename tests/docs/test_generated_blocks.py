@@ -20,7 +20,7 @@ from presentation_dependence.judge.loaders import default_shared_data
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = REPO / "docs" / "generated_blocks.yaml"
-START = re.compile(r"<!-- (\S+):start -->")
+START = re.compile(r"^<!-- (\S+):start -->$", re.M)  # a marker is a line of its own
 
 
 def _entries() -> list[dict[str, Any]]:
@@ -37,7 +37,8 @@ def _blocks_in_docs() -> list[tuple[str, str]]:
     for path in _docs():
         text = path.read_text(encoding="utf-8")
         for name in START.findall(text):
-            assert f"<!-- {name}:end -->" in text, f"{path}: block {name} has no end marker"
+            end = f"\n<!-- {name}:end -->"
+            assert end in text, f"{path}: block {name} has no end marker line"
             found.append((path.relative_to(REPO).as_posix(), name))
     return found
 
