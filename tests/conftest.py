@@ -63,3 +63,37 @@ def make_tiny_model(out_dir: Path) -> Path:
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Path of the tiny random model (built once per test session)."""
     return str(make_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
+
+
+@pytest.fixture(scope="session")
+def tiny_study_runs(tiny_model: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``dl19/off-the-shelf/`` and ``dl19/oc-sft/``: finished run folders (``presdep run
+    --eval``, then ``presdep psi``) of the tiny model's listwise readout (chunks of 6 and of 3,
+    so the two score differently) on 3 queries of 6 candidates, as a study lays out its scorers.
+    Read only: copy a folder before changing it."""
+    import yaml
+
+    from presentation_dependence.cli import main
+    from tests.robustness.test_runner import make_fixture
+
+    root = tmp_path_factory.mktemp("tiny-study")
+    fixture = make_fixture(root / "fixture.jsonl")
+    runs = root / "dl19"
+    for scorer, chunk in (("off-the-shelf", 6), ("oc-sft", 3)):
+        cfg = root / f"{scorer}.yaml"
+        body = {
+            "reranker": {
+                "reranker_class": "GradeReranker",
+                "model_name": tiny_model,
+                "device": "cpu",
+                "dtype": "float32",
+                "chunk_size": chunk,
+            },
+            "data": {"dataloader_class": "FixtureLoader", "path": str(fixture)},
+            "eval": {"measures": ["ndcg@10", "map"], "relevance_level": 1},
+            "robustness": {"num_presentations": 4, "null_repeats": 2, "bootstrap_resamples": 200},
+        }
+        cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+        assert main(["run", str(cfg), "--run-dir", str(runs / scorer), "--eval"]) == 0
+        assert main(["psi", str(cfg), "--run-dir", str(runs / scorer)]) == 0
+    return runs

@@ -177,3 +177,44 @@ def test_plan_stops_after_the_named_step(tmp_path: Path, caplog) -> None:
     assert "no such step in lane 'b'" in caplog.text and "The steps: two" in caplog.text
     assert main([*args, "--stop-after", "on"]) == 2
     assert "Did you mean 'one'" in caplog.text
+
+
+def test_table_from_scores_renders_the_stored_table_byte_for_byte(
+    tiny_study_runs: Path, tmp_path: Path
+) -> None:
+    """From an archive of the tiny model's run folders: the table recomputed from the scores
+    is the table of the stored json files, and it does not read those files."""
+    kept = tmp_path / "kept"
+    folders = [str(tiny_study_runs / s) for s in ("off-the-shelf", "oc-sft")]
+    assert main(["study", "archive", *folders, "--to", str(kept)]) == 0
+    stored, recomputed = tmp_path / "stored.md", tmp_path / "recomputed.md"
+    assert main(["study", "table", str(kept), "--out", str(stored)]) == 0
+    assert main(["study", "table", str(kept), "--from-scores", "--out", str(recomputed)]) == 0
+    table = stored.read_text(encoding="utf-8")
+    assert recomputed.read_text(encoding="utf-8") == table
+    assert "| off-the-shelf | 3 |" in table and "| oc-sft | 3 |" in table
+    assert "Paired over queries against `off-the-shelf`" in table
+    assert study_table(folders, from_scores=True) == table  # the run folders themselves
+    # A stored figure changed by hand shows in the stored rendering only.
+    metrics = json.loads((kept / "oc-sft" / "metrics.json").read_text())
+    given = f"{metrics['mean']['ndcg@10']:.3f}"
+    metrics["mean"]["ndcg@10"] = 0.0123
+    (kept / "oc-sft" / "metrics.json").write_text(json.dumps(metrics))
+    assert f"| oc-sft | 3 | {given} |" in table and given != "0.012"
+    assert "| oc-sft | 3 | 0.012 |" in study_table([kept / "off-the-shelf", kept / "oc-sft"])
+    assert main(["study", "table", str(kept), "--from-scores", "--out", str(recomputed)]) == 0
+    assert recomputed.read_text(encoding="utf-8") == table
+
+
+def test_table_from_scores_refuses_a_folder_archived_without_its_scores(
+    tmp_path: Path, caplog
+) -> None:
+    """The content study's archive predates the evidence: --from-scores names the folder and
+    the missing file; rendering from the stored json files still works."""
+    dl19 = REPO / "docs" / "results" / "content-study" / "dl19"
+    assert main(["study", "table", str(dl19), "--from-scores"]) == 2
+    assert f"{dl19 / 'off-the-shelf'} cannot be recomputed" in caplog.text
+    assert "psi/grade_distributions.npz" in caplog.text
+    out = tmp_path / "table.md"
+    assert main(["study", "table", str(dl19), "--out", str(out)]) == 0
+    assert "| oc-sft | 43 |" in out.read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from presentation_dependence.cli import main
@@ -91,3 +92,44 @@ def test_archive_keeps_a_judge_study_folder_with_its_nested_rerun(tmp_path) -> N
     assert sorted(
         p.relative_to(tmp_path / "docs" / judge.name).as_posix() for p in written
     ) == sorted(kept)
+
+
+def _texts(fixture: Path) -> list[str]:
+    """Every query and candidate text of a fixture JSONL."""
+    out = []
+    for line in fixture.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        out += [rec["query"], *(c["text"] for c in rec["candidates"])]
+    return out
+
+
+def _content(path: Path) -> str:
+    """A file's text; for an .npz every string it stores (arrays and names)."""
+    if path.suffix != ".npz":
+        return path.read_text(encoding="utf-8")
+    with np.load(path, allow_pickle=False) as z:
+        return " ".join([*z.files, *(" ".join(map(str, z[k].ravel())) for k in z.files)])
+
+
+def test_archive_keeps_the_evidence_with_ids_only(tiny_study_runs: Path, tmp_path: Path) -> None:
+    """run.trec, qrels.txt and psi/grade_distributions.npz go with the summaries; no file kept
+    holds a query's or a candidate's text (the run folder does, so the check can fail)."""
+    folder = tiny_study_runs / "off-the-shelf"
+    written = archive_summaries([folder], tmp_path / "kept")
+    kept = {p.relative_to(tmp_path / "kept" / folder.name).as_posix() for p in written}
+    assert {"run.trec", "qrels.txt", "psi/grade_distributions.npz", "metrics.json"} <= kept
+    assert not any(r.startswith(("per_query_results/", "psi/per_query/")) for r in kept)
+    assert "rerank_results.json" not in kept and "run.log" not in kept
+    for path in written:
+        assert (
+            path.read_bytes()
+            == (folder / path.relative_to(tmp_path / "kept" / folder.name)).read_bytes()
+        )
+    texts = _texts(tiny_study_runs.parent / "fixture.jsonl")
+    assert len(texts) == 3 * 7
+    assert all(t in _content(folder / "rerank_results.json") for t in texts)
+    for path in written:
+        content = _content(path)
+        assert not [t for t in texts if t in content], path
+    with np.load(folder / "psi" / "grade_distributions.npz") as z:  # ids, not texts
+        assert set(z["docid"]) == {f"q{q}-d{i}" for q in range(3) for i in range(6)}

@@ -93,9 +93,11 @@ def command(
     return p
 
 
-def add_config(p: argparse.ArgumentParser, help: str, *, override_example: str = "") -> None:
-    """The positional CONFIG and, with it, ``--override``."""
-    p.add_argument("config", help=help)
+def add_config(
+    p: argparse.ArgumentParser, help: str, *, override_example: str = "", optional: bool = False
+) -> None:
+    """The positional CONFIG (``optional``: may be left out) and, with it, ``--override``."""
+    p.add_argument("config", nargs="?" if optional else None, help=help)
     add_override(p, override_example)
 
 

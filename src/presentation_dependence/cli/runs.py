@@ -1,7 +1,7 @@
 """``presdep run | psi | psi-runs | qa``: rerank a config's data, and measure order instability.
 
 presdep run CONFIG [--override KEY=VALUE ...] [--run-dir DIR] [--shard k/n] [--recompute-changed]
-presdep psi CONFIG --run-dir DIR [--from-scores]
+presdep psi CONFIG --run-dir DIR | presdep psi [CONFIG] --run-dir DIR --from-scores
 presdep psi-runs PRESENTATIONS (--config CONFIG | --candidates FILE [--qrels Q])
     --runs VARIANT RUN [RUN ...] ... --out DIR [--report]   (any system's runs; or --write-requests DIR)
 presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from-records]
@@ -39,7 +39,8 @@ def register(sub: Subparsers) -> None:
     ps.add_argument(
         "--from-scores",
         action="store_true",
-        help="recompute the metrics from psi/grade_distributions.npz (no model call)",
+        help="recompute the metrics from psi/grade_distributions.npz (no model call); without "
+        "CONFIG, by the run folder's own resolved_config.yaml (e.g. an archived folder)",
     )
 
     pr = command(
@@ -97,7 +98,12 @@ _RUNNERS = {
         "data.top_k=20",
         "run folder (default runs/<ID>/<timestamp>/); reuse to resume",
     ),
-    "psi": ("configs/experiments/<ID>.yaml (its robustness block)", "", ""),
+    "psi": (
+        "configs/experiments/<ID>.yaml (its robustness block); with --from-scores it may be left "
+        "out",
+        "",
+        "",
+    ),
     "qa": ("configs/experiments/<ID>.yaml (its qa and robustness blocks)", "", ""),
 }
 
@@ -108,20 +114,23 @@ def _runner(
     """A resumable runner's subcommand: CONFIG, --override, --run-dir, --shard, --recompute-changed."""
     config_help, example, run_dir_help = _RUNNERS[name]
     p = command(sub, name, handler, help)
-    add_config(p, config_help, override_example=example)
+    add_config(p, config_help, override_example=example, optional=name == "psi")
     add_run_dir(p, required=not run_dir_help, help=run_dir_help)
     add_shard(p, verb)
     add_recompute_changed(p)
     return p
 
 
-def _resumable(args: argparse.Namespace, argv: Sequence[str]) -> tuple[Any, Any, dict[str, Any]]:
-    """What every resumable runner (run, psi, qa) takes: the config, the run folder, and the
-    keywords shard, argv and recompute_changed."""
+def _resumable(
+    args: argparse.Namespace, argv: Sequence[str], cfg: Any = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """What every resumable runner (run, psi, qa) takes: the config (loaded from CONFIG unless
+    given), the run folder, and the keywords shard, argv and recompute_changed."""
     from presentation_dependence.config import load_experiment_config
     from presentation_dependence.runners import parse_shard
 
-    cfg = load_experiment_config(args.config, args.override)
+    if cfg is None:
+        cfg = load_experiment_config(args.config, args.override)
     keywords = {
         "shard": parse_shard(args.shard),
         "argv": argv,
@@ -168,9 +177,16 @@ def _log_variants(metrics: Mapping[str, Any], *, jaccard: bool) -> None:
 
 
 def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.robustness.recompute import folder_config
     from presentation_dependence.robustness.runner import PSIRunner
 
-    cfg, run_dir, keywords = _resumable(args, argv)
+    if args.config is None and (not args.from_scores or args.override):
+        raise PresdepError(
+            "presdep psi: give CONFIG (only --from-scores, without --override, may leave it out "
+            "and use the run folder's resolved_config.yaml)"
+        )
+    cfg = folder_config(args.run_dir) if args.config is None else None
+    cfg, run_dir, keywords = _resumable(args, argv, cfg)
     metrics = PSIRunner(cfg, run_dir, **keywords).run(from_scores=args.from_scores)
     if metrics is not None:
         _log_variants(metrics, jaccard=True)

@@ -2,10 +2,10 @@
 
 presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
     (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
-presdep study table DL19_DIR [--out FILE] [--doc FILE]       (= scripts/train/study_table.py)
+presdep study table DL19_DIR [--out FILE] [--doc FILE] [--from-scores]   (= scripts/train/study_table.py)
 presdep study collections ROOT [--average C ...] [--pairs A:B ...] [--out F | --doc F --block B]
     the multi-collection table (ROOT/<collection>/<scorer>/ run folders)
-presdep study archive RUN_DIR ... --to DEST                  the summaries a table reads, for git
+presdep study archive RUN_DIR ... --to DEST     the summaries a table reads and their evidence, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
     [--archive-to DIR]   (= scripts/judge_study.py)
@@ -78,6 +78,13 @@ def register(sub: Subparsers) -> None:
     add_out(t, "write the table here (else print it)")
     t.add_argument("--timings", help="the study sequencer's steps.jsonl (wall time per step)")
     t.add_argument(
+        "--from-scores",
+        action="store_true",
+        help="recompute every figure from each folder's run.trec, qrels.txt and "
+        "psi/grade_distributions.npz (no model) instead of reading metrics.json and "
+        "psi/psi_metrics.json; a folder without them is refused",
+    )
+    t.add_argument(
         "--doc",
         help="also rewrite the <!-- BLOCK:start/end --> block of this document (docs/TRAINING.md)",
     )
@@ -94,9 +101,11 @@ def register(sub: Subparsers) -> None:
         _cmd_archive,
         "copy run folders' summary files (the tables' inputs) where git keeps them",
         description="Copies each run folder's summary files (resolved_config.yaml, "
-        "provenance.json, metrics.json, psi/psi_metrics.json, ...; never per-query results, "
-        "texts or checkpoints) into DEST/<folder name>/, and a plain file (a steps.jsonl) into "
-        "DEST, so that 'study table' renders again from a clean clone.",
+        "provenance.json, metrics.json, psi/psi_metrics.json, ...) and the evidence they are "
+        "computed from (run.trec, qrels.txt, psi/grade_distributions.npz: ids and numbers only; "
+        "never per-query results, texts or checkpoints) into DEST/<folder name>/, and a plain "
+        "file (a steps.jsonl) into DEST, so that 'study table' renders again, and "
+        "'study table --from-scores' recomputes, from a clean clone.",
     )
     a.add_argument("sources", nargs="+", help="finished run folders (or files) to archive")
     a.add_argument("--to", required=True, help="e.g. docs/results/content-study/dl19")
@@ -263,7 +272,8 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.study_run import study_run_dirs
     from presentation_dependence.training.study_table import study_table
 
-    return _write_markdown(args, study_table(study_run_dirs(args.dl19_dir), args.timings))
+    table = study_table(study_run_dirs(args.dl19_dir), args.timings, from_scores=args.from_scores)
+    return _write_markdown(args, table)
 
 
 def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:

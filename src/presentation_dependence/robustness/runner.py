@@ -49,6 +49,7 @@ __all__ = ["PSIRunner", "PSIStage"]
 log = logging.getLogger(__name__)
 PSI_DIR = "psi"
 PER_QUERY = "per_query"
+COLUMNAR = "grade_distributions.npz"  # psi/: every score and P(g), ids only (store.py)
 
 
 class PSIRunner(StageCommand):
@@ -91,14 +92,14 @@ class PSIRunner(StageCommand):
 
     def _run(self, from_scores: bool) -> dict[str, Any] | None:
         folder = self.folder
-        columnar = self.psi / "grade_distributions.npz"
+        columnar = self.psi / COLUMNAR
         # Inputs are checked (and the data loaded) before the config is frozen, so a failed
         # start leaves no config behind (issue 16, defect 4).
         if from_scores:
             if not columnar.exists():
                 raise PresdepError(f"--from-scores needs {columnar}; run 'presdep psi' first")
             folder.freeze_config(self.cfg)  # the scores must come from this config
-            return self._analyse(load_columnar(columnar))
+            return self._analyse()
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
@@ -135,16 +136,24 @@ class PSIRunner(StageCommand):
             }
             for name in queries[0].variants
         }
-        return self._analyse(load_columnar(columnar), cost)
+        return self._analyse(cost)
 
-    def _analyse(
-        self, table: dict[str, dict[str, np.ndarray]], cost: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def metrics_from_scores(self, cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What ``psi/psi_metrics.json`` holds, computed from ``psi/grade_distributions.npz``
+        alone and written nowhere: no model, no data. Without ``cost`` the cost recorded in
+        ``psi_metrics.json`` is kept (it is counted while scoring, not stored with the scores).
+        ``--from-scores`` and the recompute of an archived folder (``robustness/recompute.py``)
+        both come here."""
         path = self.psi / "psi_metrics.json"
-        if cost is None and path.exists():  # --from-scores keeps the recorded cost
+        if cost is None and path.exists():
             cost = json.loads(path.read_text(encoding="utf-8")).get("cost")
-        metrics = analyse(table, self.rob, seed=self.presentation_seed)
-        metrics["cost"] = cost or {}
+        metrics = analyse(load_columnar(self.psi / COLUMNAR), self.rob, seed=self.presentation_seed)
+        metrics["cost"] = dict(cost or {})
+        return metrics
+
+    def _analyse(self, cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        metrics = self.metrics_from_scores(cost)
+        path = self.psi / "psi_metrics.json"
         self.folder.write_json(path.relative_to(self.folder.path), metrics)
         log.info("wrote %s", path)
         return metrics

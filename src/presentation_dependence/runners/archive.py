@@ -1,12 +1,18 @@
-"""A run folder's summary, copied where git keeps it: the files its tables are rendered from.
+"""A run folder's summary and evidence, copied where git keeps them: what its tables are
+rendered and recomputed from.
 
 A run folder also holds what is too big or not ours to commit (per-query results with the
-candidates' texts, score arrays, checkpoints). Its summary files are small and text-free, and
+candidates' texts, resume parts, checkpoints). Its summary files are small and text-free, and
 every table of the docs is rendered from them (``presdep study table`` reads
-``resolved_config.yaml``, ``metrics.json`` and ``psi/psi_metrics.json``). ``presdep study
-archive`` copies them, e.g. to ``docs/results/content-study/dl19/<scorer>/``, as each run
-finishes, so that a doc block can be rendered again from a clean clone after the run folders
-are gone (a long study spans sessions and machines).
+``resolved_config.yaml``, ``metrics.json`` and ``psi/psi_metrics.json``). With them go the
+*evidence* the summaries are computed from, ids and numbers only: ``run.trec`` (the given-order
+reranking), ``qrels.txt`` (the judgements it was evaluated against) and
+``psi/grade_distributions.npz`` (every query x presentation x candidate: score, P(g), slot and
+grade), from which ``robustness/recompute.py`` recomputes ``metrics.json`` and
+``psi/psi_metrics.json`` with no model. ``presdep study archive`` copies them, e.g. to
+``docs/results/content-study/dl19/<scorer>/``, as each run finishes, so that a doc block can be
+rendered again, and recomputed, from a clean clone after the run folders are gone (a long study
+spans sessions and machines).
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ log = logging.getLogger(__name__)
 
 # Summary files by name, wherever they are in a run folder (a judge study nests a rerun folder in
 # each judge folder). None holds a candidate's or an item's text; judge records hold the judge's
-# own output (verdicts, generated judgements), not the responses judged.
+# own output (verdicts, generated judgements), not the responses judged. The evidence files hold
+# ids, ranks, grades and scores only (tests/runners/test_archive.py checks for texts).
 SUMMARY_FILES = frozenset(
     {
         "resolved_config.yaml",
@@ -46,6 +53,10 @@ SUMMARY_FILES = frozenset(
         "ranking_summary.json",
         "noise.json",
         "unit_costs.jsonl",  # each resume unit's wall and CPU seconds (runners/costs.py)
+        # the evidence the summaries are recomputed from (robustness/recompute.py)
+        "run.trec",  # qid Q0 docid rank score tag: the given-order reranking
+        "qrels.txt",  # qid 0 docid grade: the judgements metrics.json was computed against
+        "grade_distributions.npz",  # psi/: every query x presentation x candidate, ids only
     }
 )
 RERUN_RECORDS = re.compile(r"^run\d+\.jsonl$")  # noise/<condition>/run<r>.jsonl

@@ -46,6 +46,29 @@ class EvalManager:
         return build_dataclass(EvalConfig, raw.get("eval", {}) or {}, "eval")
 
     def evaluate(self) -> dict[str, Any]:
+        """:meth:`compute`, written to ``metrics.json`` and recorded in the provenance."""
+        metrics = self.compute()
+        self.folder.write_json(METRICS, metrics)
+        self.folder.append_provenance(
+            collect_provenance(
+                argv=self.argv, extra={"phase": "eval", "qrels": str(self.qrels_file)}
+            )
+        )
+        log.info(
+            "%s over %d queries: %s",
+            self.folder.path,
+            metrics["num_queries"],
+            ", ".join(f"{k}={v:.4f}" for k, v in metrics["mean"].items()),
+        )
+        return metrics
+
+    @property
+    def qrels_file(self) -> Path:
+        return self.qrels_path or self.folder.qrels_file
+
+    def compute(self) -> dict[str, Any]:
+        """What ``metrics.json`` holds: ``run.trec`` against the judgements (``qrels.txt``
+        unless ``qrels_path``), by the eval block of the folder's config. Writes nothing."""
         folder = self.folder
         if not folder.path.is_dir():
             raise PresdepError(
@@ -58,25 +81,13 @@ class EvalManager:
                 f"{folder.run_file} does not exist: the run is unfinished. "
                 "Rerun 'presdep run' with the same config and --run-dir to complete it."
             )
-        qrels_path = self.qrels_path or folder.qrels_file
+        qrels_path = self.qrels_file
         if not qrels_path.exists():
             raise PresdepError(
                 f"no judgements: {qrels_path} is missing. Set data.qrels in the config or pass "
                 "--qrels PATH"
             )
-        cfg = self.eval_config()
-        metrics = evaluate_run(read_run(folder.run_file), read_qrels(qrels_path), cfg)
-        folder.write_json(METRICS, metrics)
-        folder.append_provenance(
-            collect_provenance(argv=self.argv, extra={"phase": "eval", "qrels": str(qrels_path)})
-        )
-        log.info(
-            "%s over %d queries: %s",
-            folder.path,
-            metrics["num_queries"],
-            ", ".join(f"{k}={v:.4f}" for k, v in metrics["mean"].items()),
-        )
-        return metrics
+        return evaluate_run(read_run(folder.run_file), read_qrels(qrels_path), self.eval_config())
 
 
 def evaluate_files(

@@ -14,13 +14,14 @@ import numpy as np
 from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm
+from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
 from presentation_dependence.runners.run_folder import recorded_cpus
 from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.study import STUDENT_NAMES
 
-__all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_paradigm", "step_seconds"]
-__all__ += ["study_row", "study_table"]
+__all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_figures", "run_paradigm"]
+__all__ += ["step_seconds", "study_row", "study_table"]
 
 
 def _mean(block: Mapping[str, Any], key: str) -> float | None:
@@ -61,11 +62,25 @@ def run_paradigm(folder: Path) -> str | None:
     return Paradigm(RERANKERS.get(name).paradigm).value
 
 
-def study_row(run_dir: str | Path) -> dict[str, Any]:
-    """One scorer's figures from its run folder (metrics.json and psi/psi_metrics.json)."""
-    folder = Path(run_dir)
+def run_figures(
+    folder: Path, *, from_scores: bool = False
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """``(metrics.json, psi/psi_metrics.json)`` of a run folder: as stored, or, ``from_scores``,
+    recomputed from its run.trec, qrels.txt and psi/grade_distributions.npz
+    (:func:`~presentation_dependence.robustness.recompute.recompute_run`)."""
+    if from_scores:
+        done = recompute_run(folder)
+        return done.metrics, done.psi_metrics
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     psi = json.loads((folder / "psi" / "psi_metrics.json").read_text(encoding="utf-8"))
+    return metrics, psi
+
+
+def study_row(run_dir: str | Path, *, from_scores: bool = False) -> dict[str, Any]:
+    """One scorer's figures from its run folder (metrics.json and psi/psi_metrics.json, or,
+    ``from_scores``, those recomputed from its scores)."""
+    folder = Path(run_dir)
+    metrics, psi = run_figures(folder, from_scores=from_scores)
     shuffled_block = psi["variants"]["random_shuffle"]
     shuffled = shuffled_block["summary"]
     null = psi["variants"].get("same_order", {}).get("summary", {})
@@ -201,11 +216,17 @@ def processors_line(rows: Sequence[Mapping[str, Any]]) -> str:
     return line
 
 
-def study_table(run_dirs: Sequence[str | Path], timings: str | Path | None = None) -> str:
+def study_table(
+    run_dirs: Sequence[str | Path],
+    timings: str | Path | None = None,
+    *,
+    from_scores: bool = False,
+) -> str:
     """The study's Markdown: one row per scorer run folder, then each scorer paired against the
     first (off-the-shelf) and the verdict on the issue's goal (τ-PSI halved, no loss of nDCG@10
-    over the shuffles, no collapse of the score spread)."""
-    rows = [study_row(d) for d in run_dirs]
+    over the shuffles, no collapse of the score spread). ``from_scores``: every figure
+    recomputed from the folders' scores instead of read from their json files."""
+    rows = [study_row(d, from_scores=from_scores) for d in run_dirs]
     seconds = step_seconds(timings)
     head = (
         "| scorer | queries | nDCG@10 (given order) | nDCG@10 over 10 shuffles [95% CI] | "
