@@ -195,3 +195,51 @@ def test_plain_peft_snippet_loads_the_served_model(students, tiny_model) -> None
         ours = served(input_ids=ids).logits
         theirs = ns["model"](input_ids=ids).logits
     torch.testing.assert_close(theirs, ours, rtol=0, atol=0)
+
+
+def test_verify_against_archive_rescored_from_a_fixture(students, tmp_path, capsys) -> None:
+    """A PSI run of the shipped student, archived, re-scored by `student verify
+    --against-archive` from a fixture: exit 0; a changed archived score: exit 1."""
+    import numpy as np
+    import yaml
+
+    from presentation_dependence.config import load_experiment_config
+    from presentation_dependence.robustness.runner import PSIRunner
+    from presentation_dependence.runners.archive import archive_summaries
+    from tests.robustness.test_runner import make_fixture
+
+    fixture = make_fixture(tmp_path / "fixture.jsonl")
+    serving = read_manifest(students / NAME).serving
+    config = tmp_path / "psi-student.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "reranker": dict(serving),
+                "data": {"dataloader_class": "FixtureLoader", "path": str(fixture)},
+                "robustness": {"num_presentations": 3, "bootstrap_resamples": 100},
+            }
+        )
+    )
+    PSIRunner(load_experiment_config(config), tmp_path / "run" / NAME).run()
+    archive_summaries([tmp_path / "run" / NAME], tmp_path / "archive")
+    checks = tmp_path / "checks.yaml"
+    data = {"dataloader_class": "FixtureLoader", "path": str(fixture)}
+    checks.write_text(
+        yaml.safe_dump(
+            {
+                "checks": [
+                    {"student": NAME, "archive": str(tmp_path / "archive" / NAME), "data": data}
+                ]
+            }
+        )
+    )
+    argv = ["student", "verify", NAME, "--against-archive", "--checks", str(checks)]
+    assert presdep(argv) == 0
+    assert "max |Δ| 0 (identical required: ok)" in capsys.readouterr().out
+    columnar = tmp_path / "archive" / NAME / "psi" / "grade_distributions.npz"
+    with np.load(columnar) as z:
+        cols = {k: z[k] for k in z.files}
+    cols["score"] = cols["score"] + 1e-3
+    np.savez_compressed(columnar, **cols)
+    assert presdep(argv) == 1
+    assert "FAILED" in capsys.readouterr().out

@@ -41,7 +41,9 @@ __all__ = [
 log = logging.getLogger("presentation_dependence.cli")
 
 EXIT_OK = 0
-EXIT_GATE_FAIL = 1  # reserved for ``presdep gate``: fail beyond noise
+EXIT_GATE_FAIL = (
+    1  # a check that fails: ``presdep gate`` (beyond noise), ``student verify --against-archive``
+)
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130

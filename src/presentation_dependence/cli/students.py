@@ -2,7 +2,8 @@
 
 presdep student list                       every shipped student, its dtype and sha256
 presdep student show NAME                  its manifest (student.json)
-presdep student verify [NAME ...]          recompute each adapter's sha256 against its manifest
+presdep student verify [NAME ...] [--against-archive]
+    recompute each adapter's sha256 against its manifest; re-score its archived presentations
 presdep student export RUN_DIR --name NAME [--to students] [--tolerance 0.01]
     publish a finished training folder as a shipped student (adapter, manifest, card)
 """
@@ -14,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from presentation_dependence.cli.common import EXIT_OK, Subparsers, command
+from presentation_dependence.cli.common import EXIT_GATE_FAIL, EXIT_OK, Subparsers, command
 
 __all__ = ["register"]
 
@@ -34,6 +35,17 @@ def register(sub: Subparsers) -> None:
     sh.add_argument("name", help="the student's name (presdep student list)")
     v = command(actions, "verify", _cmd_verify, "check adapters against their recorded sha256")
     v.add_argument("names", nargs="*", help="students to check (default: every one)")
+    v.add_argument(
+        "--against-archive",
+        action="store_true",
+        help="also re-score each student's archived presentations listed in --checks and "
+        "compare (exit 1 when one differs beyond its rule)",
+    )
+    v.add_argument(
+        "--checks",
+        default="students/checks.yaml",
+        help="the re-score checks (default students/checks.yaml)",
+    )
     e = command(actions, "export", _cmd_export, "publish a finished training folder")
     e.add_argument("run_dir", help="a training output_dir holding adapter/ (presdep train)")
     e.add_argument("--name", required=True, help="the student's name (students/NAME)")
@@ -71,10 +83,21 @@ def _cmd_show(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _cmd_verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.readout.students import find_student, list_students, verify_student
 
-    for name in args.names or list(list_students()):
+    names = args.names or list(list_students())
+    for name in names:
         s = verify_student(find_student(name))
         sys.stdout.write(f"{name}: sha256 {s.adapter_sha256[:16]}… matches" + "\n")
-    return EXIT_OK
+    if not args.against_archive:
+        return EXIT_OK
+    from presentation_dependence.robustness.verify import load_checks, run_check
+
+    failed = 0
+    for check in load_checks(args.checks):
+        if check.student in names:
+            result = run_check(check)
+            failed += not result.ok
+            sys.stdout.write(f"{check.student}: {result.line()}\n")
+    return EXIT_GATE_FAIL if failed else EXIT_OK
 
 
 def _cmd_export(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -13,20 +13,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from presentation_dependence.config.loader import load_config
+from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.fields import build_dataclass
 from presentation_dependence.presentations import score_presentations
 from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers.base import Reranker
+from presentation_dependence.rerankers.students import shipped_student
 from presentation_dependence.robustness.store import columnar_docids, load_columnar
 from presentation_dependence.runners.costs import unit_processors
 
-__all__ = ["CROSS_PROCESSOR_TOLERANCE", "Rescore", "rescore"]
+__all__ = ["CROSS_PROCESSOR_TOLERANCE", "ArchiveCheck", "Rescore", "load_checks", "rescore"]
+__all__ += ["run_check"]
 
 # The largest |ΔE[g]| accepted on another processor kind: bfloat16 readouts of the embedded
 # model moved expected grades by up to 0.05 between fp32 and bf16 (docs/MACHINE-NOTES of the
@@ -120,4 +126,43 @@ def rescore(
         max_abs_diff=max(diffs),
         same_processor=same,
         tolerance=0.0 if same else tolerance,
+    )
+
+
+@dataclass(frozen=True)
+class ArchiveCheck:
+    """One re-score check (``students/checks.yaml``): a shipped student, the archived PSI run
+    it made, and the data block giving those queries' candidates (a committed fixture, so a
+    fresh clone without ``../shared/data`` can run it)."""
+
+    student: str
+    archive: str
+    data: DataConfig
+    queries: int = 2
+    presentations: int = 2
+    variant: str = "random_shuffle"
+
+
+@dataclass(frozen=True)
+class ArchiveChecks:
+    checks: list[ArchiveCheck] = field(default_factory=list)
+
+
+def load_checks(path: str | Path) -> list[ArchiveCheck]:
+    """The checks of ``path`` (an empty list when the file has none yet)."""
+    return load_config(
+        path, lambda raw, _: build_dataclass(ArchiveChecks, raw), family="checks"
+    ).checks
+
+
+def run_check(check: ArchiveCheck, root: str | Path = ".") -> Rescore:
+    """Re-score ``check``'s archive with its shipped student."""
+    requests = load_dataset(check.data).requests
+    return rescore(
+        shipped_student(check.student),
+        Path(root) / check.archive,
+        requests,
+        queries=check.queries,
+        presentations=check.presentations,
+        variant=check.variant,
     )
