@@ -12,7 +12,7 @@ from presentation_dependence.errors import InputFormatError
 from presentation_dependence.registry import did_you_mean
 
 __all__ = ["check_id", "check_keys", "iter_lines", "parse_float", "parse_int"]
-__all__ += ["parse_json_line", "read_text"]
+__all__ += ["decode_text", "parse_json_line", "read_text"]
 
 
 BOM = b"\xef\xbb\xbf"
@@ -35,7 +35,11 @@ def read_text(path: Path) -> str:
     A leading UTF-8 byte-order mark (as Windows editors write) is dropped: it is not part of
     the first line's data (left in, it would glue itself to the first query id).
     """
-    data = path.read_bytes()
+    return decode_text(path, path.read_bytes())
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """``data`` (the bytes of ``path``, e.g. decompressed) as :func:`read_text` reads a file."""
     if data.startswith(BOM):
         data = data[len(BOM) :]
     try:
@@ -51,13 +55,14 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(1-based line number, line without its line end)`` for every non-blank line.
+def iter_lines(path: Path, text: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(1-based line number, line without its line end)`` for every non-blank line of
+    ``path`` (of ``text``, its already decoded content, when given).
 
     Lines end at ``\n`` (a trailing ``\r`` is dropped) only: unlike :meth:`str.splitlines`,
     form feeds or U+2028 inside a document's text do not split it.
     """
-    for lineno, raw in enumerate(read_text(path).split("\n"), start=1):
+    for lineno, raw in enumerate((read_text(path) if text is None else text).split("\n"), 1):
         line = raw[:-1] if raw.endswith("\r") else raw
         if line.strip():
             yield lineno, line

@@ -13,6 +13,10 @@ Registered names (``data.dataset`` of a judge config):
 ``reward-bench-2``          allenai/reward-bench-2 from the hub (needs ``datasets`` and network)
 ==========================  ====================================================================
 
+Fields are read by :mod:`~presentation_dependence.judge.item_fields`: labels are parsed, never
+coerced (a JSON boolean; LLMBar's integer 1 or 2), and any malformed line or item is an
+``InputFormatError`` naming the file, the line or item and the fix.
+
 Item ids are stable (file stem and line or record id), so seeded placements, which are drawn
 from (seed, item id) by :mod:`~presentation_dependence.judge.placement`, do not depend on load
 order. Loading never draws anything at random, and the hub loader iterates rows; it never calls
@@ -21,8 +25,6 @@ order. Loading never draws anything at random, and the hub loader iterates rows;
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -30,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.errors import ConfigError, InputFormatError
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
+from presentation_dependence.judge.item_fields import Site, json_lines, json_list
 from presentation_dependence.judge.records import ResponseItem
 from presentation_dependence.registry import Registry
 
@@ -115,57 +118,47 @@ def _files(cfg: ResponseDataConfig, pattern: str) -> list[Path]:
     return found
 
 
-def _json_list(path: Path) -> list[dict[str, Any]]:
-    data = json.loads(path.read_text(encoding="utf-8-sig"))
-    if not isinstance(data, list):
-        raise InputFormatError(
-            path, None, "a JSON list of items", type(data).__name__, "re-copy it"
-        )
-    return data
+GSM8K_FIX = "re-copy the file from grade-school-math (SOURCE.md), or fix this line"
+RM_BENCH_FIX = "re-copy the file from RM-Bench (SOURCE.md), or fix this item"
+LLMBAR_FIX = "re-copy the file from LLMBar (SOURCE.md), or fix this item"
+HH_FIX = "re-copy the file from hh-rlhf (SOURCE.md), or fix this line"
+JSONL_FIX = 'write one {"id", "prompt", "responses": [...], "labels": [true, ...]} per line'
 
 
 @RESPONSE_SETS.register("gsm8k-model-solutions")
 def load_gsm8k_solutions(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     """One item per problem; responses in the fixed field order of :data:`GSM8K_FIELDS`."""
     for path in _files(cfg, "*.jsonl"):
-        with path.open(encoding="utf-8-sig") as fh:
-            for lineno, line in enumerate(fh):
-                if not line.strip():
-                    continue
-                d = json.loads(line)
-                try:
-                    sols = [d[k] for k in GSM8K_FIELDS]
-                    yield ResponseItem(
-                        item_id=f"gsm8k-test-{lineno:04d}",
-                        prompt=str(d["question"]),
-                        responses=tuple(str(s["solution"]) for s in sols),
-                        labels=tuple(bool(s["is_correct"]) for s in sols),
-                        source="gsm8k-model-solutions",
-                    )
-                except (KeyError, TypeError) as e:
-                    raise InputFormatError(
-                        path,
-                        lineno + 1,
-                        f"the fields question, {', '.join(GSM8K_FIELDS)}",
-                        f"{type(e).__name__}: {e}",
-                        "re-copy the file from grade-school-math",
-                    ) from None
+        for site, d in json_lines(path, GSM8K_FIX):
+            sols = {k: site.part(d, k) for k in GSM8K_FIELDS}
+            yield site.response_item(
+                item_id=f"gsm8k-test-{site.position:04d}",
+                prompt=site.text(d, "question"),
+                responses=tuple(site.text(s, "solution", k) for k, s in sols.items()),
+                labels=tuple(
+                    site.boolean(site.field(s, "is_correct", k), f"{k}.is_correct")
+                    for k, s in sols.items()
+                ),
+                source="gsm8k-model-solutions",
+            )
 
 
 def _chosen_rejected(
-    item_id: str, row: Mapping[str, Any], source: str, keep: int | None = None
+    site: Site, item_id: str, row: Mapping[str, Any], source: str, keep: int | None = None
 ) -> ResponseItem:
     """The chosen responses of ``row`` (only chosen[keep] with ``keep``), then its rejected."""
-    chosen, rejected = [str(x) for x in row["chosen"]], [str(x) for x in row["rejected"]]
+    chosen, rejected = site.texts(row, "chosen"), site.texts(row, "rejected")
     if keep is not None:
+        if keep >= len(chosen):
+            raise site.error(f"chosen[{keep}] (data.chosen_index)", f"{len(chosen)} chosen")
         chosen = [chosen[keep]]
-    return ResponseItem(
+    return site.response_item(
         item_id=item_id,
-        prompt=str(row["prompt"]),
+        prompt=site.text(row, "prompt"),
         responses=tuple(chosen + rejected),
         labels=tuple([True] * len(chosen) + [False] * len(rejected)),
         source=source,
-        subset=str(row.get("subset", "")),
+        subset=site.text(row, "subset") if "subset" in row else "",
     )
 
 
@@ -173,24 +166,21 @@ def _chosen_rejected(
 def load_rm_bench(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     """3 chosen + 3 rejected per prompt, or chosen[k] + 3 rejected with ``chosen_index`` k."""
     for path in _files(cfg, "*.json"):
-        for d in _json_list(path):
-            yield _chosen_rejected(
-                f"rm-bench-{path.stem}-{d['id']}", d, "rm-bench", cfg.chosen_index
-            )
+        for site, d in json_list(path, RM_BENCH_FIX):
+            item_id = f"rm-bench-{path.stem}-{site.ident(d, 'id')}"
+            yield _chosen_rejected(site, item_id, d, "rm-bench", cfg.chosen_index)
 
 
 @RESPONSE_SETS.register("llmbar")
 def load_llmbar(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
-    """Pairs ``(output_1, output_2)``; ``label`` 1 or 2 is the better one."""
+    """Pairs ``(output_1, output_2)``; ``label`` 1 or 2 (a JSON integer) is the better one."""
     for path in _files(cfg, "*.json"):
-        for idx, d in enumerate(_json_list(path)):
-            label = int(d["label"])
-            if label not in (1, 2):
-                raise InputFormatError(path, None, "label 1 or 2", repr(d["label"]), "fix item")
-            yield ResponseItem(
-                item_id=f"llmbar-{path.stem}-{idx:03d}",
-                prompt=str(d["input"]),
-                responses=(str(d["output_1"]), str(d["output_2"])),
+        for site, d in json_list(path, LLMBAR_FIX):
+            label = site.choice(d, "label", (1, 2))
+            yield site.response_item(
+                item_id=f"llmbar-{path.stem}-{site.position:03d}",
+                prompt=site.text(d, "input"),
+                responses=(site.text(d, "output_1"), site.text(d, "output_2")),
                 labels=(label == 1, label == 2),
                 source="llmbar",
                 subset=path.stem,
@@ -200,10 +190,10 @@ def load_llmbar(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
 _ASSISTANT = "\n\nAssistant:"
 
 
-def _split_dialogue(text: str) -> tuple[str, str]:
+def _split_dialogue(text: str) -> tuple[str, str] | None:
     cut = text.rfind(_ASSISTANT)
     if cut < 0:
-        raise ValueError("no assistant turn")
+        return None  # no assistant turn
     return text[:cut].strip(), text[cut + len(_ASSISTANT) :].strip()
 
 
@@ -213,54 +203,37 @@ def load_hh_rlhf(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
     final turns. Pairs whose dialogues differ before that turn are skipped (logged)."""
     skipped = 0
     for path in _files(cfg, "*.jsonl.gz"):
-        with gzip.open(path, "rt", encoding="utf-8-sig") as fh:
-            for lineno, line in enumerate(fh):
-                d = json.loads(line)
-                try:
-                    p_c, r_c = _split_dialogue(str(d["chosen"]))
-                    p_r, r_r = _split_dialogue(str(d["rejected"]))
-                except ValueError:
-                    skipped += 1
-                    continue
-                if p_c != p_r:
-                    skipped += 1
-                    continue
-                yield ResponseItem(
-                    item_id=f"hh-rlhf-harmless-test-{lineno:04d}",
-                    prompt=p_c,
-                    responses=(r_c, r_r),
-                    labels=(True, False),
-                    source="hh-rlhf-harmless",
-                )
+        for site, d in json_lines(path, HH_FIX):
+            chosen = _split_dialogue(site.text(d, "chosen"))
+            rejected = _split_dialogue(site.text(d, "rejected"))
+            if chosen is None or rejected is None or chosen[0] != rejected[0]:
+                skipped += 1
+                continue
+            yield site.response_item(
+                item_id=f"hh-rlhf-harmless-test-{site.position:04d}",
+                prompt=chosen[0],
+                responses=(chosen[1], rejected[1]),
+                labels=(True, False),
+                source="hh-rlhf-harmless",
+            )
     if skipped:
         logger.info("hh-rlhf-harmless: skipped %d pairs without one shared dialogue", skipped)
 
 
 @RESPONSE_SETS.register("jsonl")
 def load_jsonl(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
-    """Generic: ``{"id", "prompt", "responses": [str], "labels": [bool]}`` per line."""
+    """Generic: ``{"id", "prompt", "responses": [str], "labels": [bool]}`` per line (labels are
+    JSON booleans; ``source`` and ``subset`` optional strings)."""
     for path in _files(cfg, "*.jsonl"):
-        for lineno, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                yield ResponseItem(
-                    item_id=str(d["id"]),
-                    prompt=str(d["prompt"]),
-                    responses=tuple(str(r) for r in d["responses"]),
-                    labels=tuple(bool(x) for x in d["labels"]),
-                    source=str(d.get("source", path.stem)),
-                    subset=str(d.get("subset", "")),
-                )
-            except (ValueError, KeyError, TypeError) as e:
-                raise InputFormatError(
-                    path,
-                    lineno,
-                    'an object {"id", "prompt", "responses", "labels"}',
-                    f"{type(e).__name__}: {e}",
-                    "write one such object per line",
-                ) from None
+        for site, d in json_lines(path, JSONL_FIX):
+            yield site.response_item(
+                item_id=site.ident(d, "id"),
+                prompt=site.text(d, "prompt"),
+                responses=tuple(site.texts(d, "responses")),
+                labels=site.booleans(d, "labels"),
+                source=site.text(d, "source") if "source" in d else path.stem,
+                subset=site.text(d, "subset") if "subset" in d else "",
+            )
 
 
 @RESPONSE_SETS.register("reward-bench-2")
@@ -277,8 +250,10 @@ def load_reward_bench_2(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
             "installed. Fix: pip install datasets (needs network), or use a local set"
         ) from None
     ds = datasets.load_dataset("allenai/reward-bench-2", split=cfg.split, revision=cfg.revision)
-    for row in ds:
-        yield _chosen_rejected(f"rb2-{row['id']}", row, "reward-bench-2")
+    fix = "pin data.revision to a release of allenai/reward-bench-2, or report the row"
+    for idx, row in enumerate(ds):
+        site = Site(f"allenai/reward-bench-2 ({cfg.split})", fix, item=idx)
+        yield _chosen_rejected(site, f"rb2-{site.ident(row, 'id')}", row, "reward-bench-2")
 
 
 def load_response_set(cfg: ResponseDataConfig) -> list[ResponseItem]:
@@ -299,6 +274,12 @@ def load_response_set(cfg: ResponseDataConfig) -> list[ResponseItem]:
         out.append(item)
         if cfg.max_items is not None and len(out) >= cfg.max_items:
             break
+    if not out:
+        why = f": all {dropped} have not exactly one correct response" if dropped else ""
+        raise ConfigError(
+            f"{cfg.dataset} ({_root(cfg)}): no items to judge{why}. Fix: check data.path and "
+            "the labels (the judge needs items with exactly one true label)"
+        )
     logger.info(
         "%s: %d items%s",
         cfg.dataset,

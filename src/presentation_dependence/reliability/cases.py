@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from presentation_dependence.reliability import Case
 from presentation_dependence.reliability.cases_inputs import INPUT_CASES, STALE_CASES
+from presentation_dependence.reliability.cases_judge import JUDGE_CASES
 from presentation_dependence.reliability.cases_runs import (
     CONCURRENCY_CASES,
     HOSTED_CASES,
@@ -20,4 +21,5 @@ CASES: list[Case] = [
     *CONCURRENCY_CASES,
     *SECRET_CASES,
     *HOSTED_CASES,
+    *JUDGE_CASES,
 ]

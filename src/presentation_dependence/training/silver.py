@@ -34,6 +34,9 @@ only ``silver.calibration`` refits the map from the stored raw scores without re
 
 Nothing in it depends on the teacher being local: a hosted teacher (an API reranker) fills the
 same fields, and per-line ``teacher_id`` lets files of several teachers be trained on together.
+Secrets (as a run folder treats them): the header describes the labels and is redacted like
+``provenance.json`` (its command line included); the records are results, so a query or passage
+text holding a secret is refused before its part or the file is written.
 Generation is resumable: each finished query is written atomically to ``<path>.parts/`` and the
 final file is assembled atomically once all are done. The records and the reader are in
 :mod:`~presentation_dependence.training.silver_format` (re-exported here).
@@ -69,6 +72,7 @@ from presentation_dependence.runners.stage import (
     config_fingerprint,
     run_stage,
 )
+from presentation_dependence.secrets import redact, redact_obj, refuse_secret
 from presentation_dependence.training.calibration import (
     Calibration,
     CalibrationConfig,
@@ -154,8 +158,13 @@ def _fit(queries: Iterable[SilverQuery], config: CalibrationConfig) -> Calibrati
 
 
 def _write(path: Path, header: Mapping[str, Any], records: Sequence[str]) -> None:
-    text = json.dumps(header, ensure_ascii=False, default=str) + "\n" + "\n".join(records) + "\n"
-    atomic_write_text(path, text)
+    """The header describes the labels: redacted, as ``provenance.json`` is. The records are
+    results: a secret in one is refused, never rewritten (:mod:`presentation_dependence.secrets`)."""
+    body = "\n".join(records) + "\n"
+    refuse_secret(body, str(path))
+    atomic_write_text(
+        path, redact(json.dumps(header, ensure_ascii=False, default=str)) + "\n" + body
+    )
 
 
 def _recalibrate(path: Path, config: CalibrationConfig) -> Path:
@@ -190,7 +199,7 @@ def generate_silver(
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ConfigError(f"shard must be k/n with 0 <= k < n, got {shard[0]}/{shard[1]}")
     path = Path(cfg.path)
-    key = _config_key(cfg)
+    key = redact_obj(_config_key(cfg))  # as the header and the parts' config.json hold it
     if path.exists() and not force:
         stored = read_silver(path)
         if stored.headers[0].get("config") == key:
@@ -325,6 +334,7 @@ class SilverStage:
     def write(self, path: Path, record: SilverQuery, fingerprints: Mapping[str, str]) -> None:
         """Line 1: the record as the silver file holds it; line 2: the stage's fingerprints."""
         line = json.dumps(record.to_dict(), ensure_ascii=False)
+        refuse_secret(line, str(path))  # the texts are results, as in a run's per-query files
         atomic_write_text(path, line + "\n" + json.dumps(dict(fingerprints)) + "\n")
 
     def describe(self) -> dict[str, Any]:
