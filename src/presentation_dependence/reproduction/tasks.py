@@ -8,7 +8,7 @@ pair is a *job* with one generated experiment config and one run folder::
     population: reranking-primary-18
     collections: []                   # optional subset (ids or aliases); empty = all
     output_root: runs/study           # configs: <output_root>/<task>/configs/<job>.yaml
-    seed: 0                           # run folders: <output_root>/<task>/<job>/
+    seed: 0                           # run folders: <output_root>/<task>/<collection>/<reranker>/
     data_source: fixture              # or local: read each collection's local copy in place
     data: {top_k: 20, max_queries: 50, query_sample_seed: 0, judged_only: true}
     eval: {measures: [ndcg@10, map, mrr]}
@@ -171,7 +171,9 @@ class Job:
 
     @property
     def run_dir(self) -> Path:
-        return self.task.folder / self.id
+        """``<output_root>/<task>/<collection>/<reranker>/``: the layout ``presdep study
+        collections`` reads (one folder per collection, one run folder per scorer)."""
+        return self.task.folder / self.collection.id / self.reranker.id
 
     def fixture(self, data_root: Path) -> Path:
         return data_root / self.collection.data_dir / FIXTURE
