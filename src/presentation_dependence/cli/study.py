@@ -3,7 +3,7 @@
 presdep study plan [--plan FILE [--lane L]] [--dry-run] ...   the study sequencer
     (= scripts/train/run_cpu_study.py; without --plan the built-in self-distillation plan)
 presdep study table DL19_DIR [--out FILE] [--doc FILE] [--from-scores]   (= scripts/train/study_table.py)
-presdep study collections ROOT [--average C ...] [--pairs A:B ...] [--out F | --doc F --block B]
+presdep study collections ROOT [--average C ... | --population P] [--pairs A:B ...] [--out F | --doc F]
     the multi-collection table (ROOT/<collection>/<scorer>/ run folders)
 presdep study archive RUN_DIR ... --to DEST     the summaries a table reads and their evidence, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
@@ -180,8 +180,13 @@ def _register_collections(actions: Subparsers) -> None:
         "--average",
         nargs="+",
         metavar="COLLECTION",
-        help="the collections the average is over (default: all; leave out a separate axis, "
-        "e.g. DL19's alternative first stages)",
+        help="the collections the average is over (default: --population's collection axis, "
+        "else all; leave out a separate axis, e.g. DL19's alternative first stages)",
+    )
+    c.add_argument(
+        "--population",
+        help="a population (configs/reproduction/populations/<name>.yaml): the average is over "
+        "its collection axis (e.g. zero-shot-shared)",
     )
     c.add_argument(
         "--pairs",
@@ -281,7 +286,12 @@ def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.collections_table import collections_table
 
     pairs = DEFAULT_PAIRS if args.pairs is None else tuple(parse_pair(p) for p in args.pairs)
-    text = collections_table(args.root, args.average, pairs, seed=args.seed)
+    average = args.average
+    if average is None and args.population:
+        from presentation_dependence.reproduction.populations import load_population
+
+        average = [c.id for c in load_population(args.population).on_axis("collection")]
+    text = collections_table(args.root, average, pairs, seed=args.seed)
     return _write_markdown(args, text)
 
 
