@@ -57,7 +57,7 @@ def _still_named(fd: int, path: Path) -> bool:
     on release (:meth:`RunFolder.claim`) leaves a waiter holding a lock on a file no name leads
     to, which a newcomer would not see."""
     try:
-        now, locked = os.stat(path), os.fstat(fd)
+        now, locked = path.stat(), os.fstat(fd)
     except FileNotFoundError:
         return False
     return (now.st_dev, now.st_ino) == (locked.st_dev, locked.st_ino)
