@@ -279,9 +279,7 @@ def generate_silver(
     return path
 
 
-def _judgements_field(
-    stage: SilverStage, judgements: Mapping[str, Qrels | None]
-) -> dict[str, Any]:
+def _judgements_field(stage: SilverStage, judgements: Mapping[str, Qrels | None]) -> dict[str, Any]:
     """``judgements_sha256`` per data block, for a teacher that reads the data's judgements."""
     if not stage.bound:
         return {}

@@ -110,7 +110,9 @@ def judgements_sha256(judgements: Qrels | None) -> str | None:
     """sha256 of a judgement set, parsed (the order of its lines does not count)."""
     if judgements is None:
         return None
-    items = sorted((q, d, int(g)) for q, docs in judgements.judgements.items() for d, g in docs.items())
+    items = sorted(
+        (q, d, int(g)) for q, docs in judgements.judgements.items() for d, g in docs.items()
+    )
     return hashlib.sha256(json.dumps(items).encode("utf-8")).hexdigest()
 
 
