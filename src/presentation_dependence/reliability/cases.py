@@ -10,6 +10,7 @@ from presentation_dependence.reliability.cases_runs import (
     KILL_CASES,
 )
 from presentation_dependence.reliability.cases_secrets import SECRET_CASES
+from presentation_dependence.reliability.cases_training import TRAINING_CASES
 
 __all__ = ["CASES"]
 
@@ -20,4 +21,5 @@ CASES: list[Case] = [
     *CONCURRENCY_CASES,
     *SECRET_CASES,
     *HOSTED_CASES,
+    *TRAINING_CASES,
 ]
