@@ -105,3 +105,34 @@ def test_silver_names_the_setting_that_differs(silver_file, tiny_model):
     )
     with pytest.raises(ConfigError, match=r"silver\.seed: 0 in the file, 5 in the config"):
         generate_silver(cfg)
+
+
+def test_a_header_from_before_an_option_existed_still_matches(silver, tiny_model):
+    """Options added since a file was made are absent from its header: read with today's
+    defaults, the header still matches; a stored value that differs is still named."""
+    from presentation_dependence.data.config import DataConfig
+    from presentation_dependence.fields import to_plain
+    from presentation_dependence.rerankers.base import RerankerConfig
+    from presentation_dependence.training.silver_check import setting_differences
+
+    cfg = SilverConfig(
+        path="x", teacher=grade_block(tiny_model), num_orders=3, data=[noveleval_block(3, 5)]
+    )
+    header = json.loads(json.dumps(silver.headers[0]))
+    assert setting_differences(header, cfg) == []
+    data_defaults = to_plain(DataConfig(path="x"))
+    teacher_defaults = RerankerConfig.from_raw({"reranker_class": "GradeReranker"}).to_plain()
+    block, teacher = header["config"]["data"][0], header["config"]["teacher"]
+    dropped = [k for k in list(block) if k != "path" and block[k] == data_defaults.get(k)]
+    dropped_t = [
+        k for k in list(teacher) if k != "reranker_class" and teacher[k] == teacher_defaults.get(k)
+    ]
+    assert dropped and dropped_t
+    for k in dropped:
+        del block[k]
+    for k in dropped_t:
+        del teacher[k]
+    assert setting_differences(header, cfg) == []
+    block["top_k"] = 6
+    diffs = setting_differences(header, cfg)
+    assert len(diffs) == 1 and diffs[0].startswith("silver.data: ")

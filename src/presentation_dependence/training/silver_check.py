@@ -21,8 +21,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.fields import to_plain
+from presentation_dependence.fields import build_dataclass, to_plain
 from presentation_dependence.records import Qrels, Query, RerankRequest
 from presentation_dependence.rerankers.base import reranker_block
 from presentation_dependence.runners.fingerprint import describe_difference, request_fingerprint
@@ -64,6 +65,17 @@ def _teacher(block: Any) -> Any:
         return _plain(block)
 
 
+def _data(blocks: Any) -> Any:
+    """Stored data blocks with today's defaults filled in (as the config's are)."""
+    try:
+        return _plain([to_plain(build_dataclass(DataConfig, b, "silver.data")) for b in blocks])
+    except (PresdepError, TypeError):
+        return _plain(blocks)
+
+
+_NORMALISE = {"teacher": _teacher, "data": _data}
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 100 else text[:97] + "..."
@@ -84,9 +96,10 @@ def setting_differences(
     calibration: bool = False,
 ) -> list[str]:
     """``silver.<key>: <file's> in the file, <config's> in the config`` for every setting the
-    header and ``cfg`` disagree on. A header without ``config`` (a file made before it was
-    recorded, or by hand) is compared on the keys it holds. ``data=False`` leaves the data
-    blocks out; ``calibration=True`` compares the calibration map's settings too."""
+        header and ``cfg`` disagree on (the stored teacher and data blocks read with today's defaults,
+    so an option added since does not orphan a file). A header without ``config`` (a file made before it was
+        recorded, or by hand) is compared on the keys it holds. ``data=False`` leaves the data
+        blocks out; ``calibration=True`` compares the calibration map's settings too."""
     stored = header.get("config")
     if not isinstance(stored, Mapping):
         skip = {"num_orders"} if header.get("order_free") else set()
@@ -96,7 +109,7 @@ def setting_differences(
     for key in _KEYS:
         if key not in stored or (key == "data" and not data):
             continue
-        old = _teacher(stored[key]) if key == "teacher" else _plain(stored[key])
+        old = _NORMALISE.get(key, _plain)(stored[key])
         new = _plain(now[key])
         if old != new:
             out.append(f"silver.{key}: {_short(old)} in the file, {_short(new)} in the config")
