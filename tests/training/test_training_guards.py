@@ -32,6 +32,7 @@ from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.claim import TRAIN_CLAIM
 from presentation_dependence.training.finite import require_finite_loss
+from presentation_dependence.training.inputs import TrainingInputs
 from presentation_dependence.training.resume import CHECKPOINTS, MARKER, train_record
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.trainer import train_student
@@ -220,6 +221,29 @@ def test_base_weights_replaced_at_the_same_path_are_refused(
         ConfigError, match=r"holds a student of this config trained on another base"
     ):
         train_student(cfg, silver=silver)
+
+
+def test_inputs_not_recorded_or_not_fingerprintable_are_not_compared():
+    now = TrainingInputs("d1", "files-sha256:aa", "s.jsonl", "m")
+    assert now.problem(None, None) is None and now.problem("d1", "files-sha256:aa") is None
+    assert "other training data" in now.problem("d0", None)
+    assert "another base model (files-sha256:bb;" in now.problem("d1", "files-sha256:bb")
+    gone = TrainingInputs("d1", "unpinned:/gone/base", "s.jsonl", "/gone/base")
+    assert gone.problem("d1", "files-sha256:bb") is None
+
+
+def test_a_finished_student_whose_silver_file_is_gone_is_kept(
+    tiny_model, silver_file, silver, tmp_path, caplog
+):
+    copy = tmp_path / "silver.jsonl"
+    shutil.copy(silver_file, copy)
+    out = tmp_path / "s"
+    cfg = student_cfg(tiny_model, copy, out, train={"max_steps": 1})
+    train_student(cfg)
+    copy.unlink()
+    with caplog.at_level(logging.INFO, logger="presentation_dependence.training"):
+        assert train_student(cfg).skipped
+    assert "cannot be rechecked" in caplog.text and "nothing to train" in caplog.text
 
 
 # --- 8: another command's run folder --------------------------------------------------------

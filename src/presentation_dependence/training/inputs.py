@@ -33,7 +33,15 @@ from presentation_dependence.training.model import Student
 from presentation_dependence.training.silver_check import setting_differences
 from presentation_dependence.training.silver_format import SilverQuery, SilverSet
 
-__all__ = ["TrainingInputs", "check_silver_settings", "data_fingerprint", "training_inputs"]
+__all__ = [
+    "UNPINNED",
+    "TrainingInputs",
+    "check_silver_settings",
+    "data_fingerprint",
+    "training_inputs",
+]
+
+UNPINNED = "unpinned:"  # how ResolvedModel.fingerprint names a base it cannot fingerprint
 
 
 def data_fingerprint(queries: Sequence[SilverQuery], cfg: TrainingConfig) -> str:
@@ -62,14 +70,15 @@ class TrainingInputs:
     model_name: str
 
     def problem(self, data: Any, base: Any) -> str | None:
-        """Why inputs recorded as ``(data, base)`` are not these (None: they are; a value not
-        recorded, None, is not compared)."""
+        """Why inputs recorded as ``(data, base)`` are not these (None: they are). A value not
+        recorded (None) is not compared, nor a base that has no content fingerprint now (a
+        hub name without a revision, or a folder that is gone: ``unpinned:``)."""
         if data is not None and data != self.data:
             return (
                 "other training data (the silver queries or labels read from "
                 f"{self.silver_path} changed since)"
             )
-        if base is not None and base != self.base:
+        if base is not None and base != self.base and not self.base.startswith(UNPINNED):
             return (
                 f"another base model ({base}; the weights of {self.model_name} are now {self.base})"
             )

@@ -128,18 +128,13 @@ def finished_provenance(out: Path, cfg: TrainingConfig) -> dict[str, Any] | None
 
 def check_finished(out: Path, prov: dict[str, Any], inputs: TrainingInputs) -> None:
     """Refuse the finished student of ``out`` (its provenance ``prov``) when it was trained on
-    other inputs than ``inputs``; else log that there is nothing to train."""
+    other inputs than ``inputs``."""
     problem = inputs.problem(prov.get("training_data_sha256"), prov.get("base_model_fingerprint"))
     if problem is not None:
         raise ConfigError(
             f"{out} holds a student of this config trained on {problem}. Fix: restore the "
             "inputs it was trained on, or pass --restart to retrain it on these"
         )
-    log.info(
-        "%s already holds the student of this config: nothing to train (--restart, "
-        "train_student(restart=True), retrains it)",
-        out,
-    )
 
 
 def discard(out: Path) -> None:

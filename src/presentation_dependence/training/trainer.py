@@ -171,11 +171,20 @@ def _done(
             f"{out} holds a finished student without a snapshot of step {pause_at}. "
             f"Fix: pause at a multiple of train.save_steps ({cfg.train.save_steps})"
         )
-    inputs = training_inputs(cfg, silver or read_silver(cfg.silver.path), student)
-    if prov is not None:
-        check_finished(out, prov, inputs)
+    if silver is None and not Path(cfg.silver.path).is_file():
+        log.warning("%s is gone: the inputs of %s cannot be rechecked", cfg.silver.path, out)
     else:
-        check_checkpoints(out, cfg, inputs)  # a paused run's
+        inputs = training_inputs(cfg, silver or read_silver(cfg.silver.path), student)
+        if prov is not None:
+            check_finished(out, prov, inputs)
+        else:
+            check_checkpoints(out, cfg, inputs)  # a paused run's
+    if prov is not None:
+        log.info(
+            "%s already holds the student of this config: nothing to train (--restart, "
+            "train_student(restart=True), retrains it)",
+            out,
+        )
     prov = prov or {}
     return TrainOutcome(
         output_dir=out,
