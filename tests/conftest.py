@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from presentation_dependence.testing.tiny_model import make_tiny_model
+
+__all__ = ["make_tiny_model"]  # tests import it from here
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
@@ -25,38 +29,6 @@ def shared_data() -> Path:
         f"../shared/data not found: looked at {candidate} and PRESDEP_SHARED_DATA="
         f"{env or '(unset)'}; set PRESDEP_SHARED_DATA to the shared data folder to run this test"
     )
-
-
-def make_tiny_model(out_dir: Path) -> Path:
-    """A 2-layer random Llama (3.2M parameters) with the SmolLM2 tokenizer, saved to load by path.
-
-    Built offline from a config; ``initializer_range`` 0.3 spreads the grade distributions out
-    so that differences between presentations show.
-    """
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from presentation_dependence.models.embedded import load_embedded_tokenizer
-
-    tok = load_embedded_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        initializer_range=0.3,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """``presdep silver | train | select-lambda``: silver labels and students (docs/TRAINING.md).
 
 presdep silver CONFIG [--override KEY=VALUE ...] [--shard K/N] [--force]   (= scripts/train/make_silver.py)
-presdep train CONFIG [--override KEY=VALUE ...] [--lambda-from FILE] [--restart] [--pause-at STEP]
+presdep train CONFIG [--override KEY=VALUE ...] [--lambda-from FILE] [--restart] [--pause-at STEP] [--wait]
     (= scripts/train/train_student.py; multi-GPU: accelerate launch -m presentation_dependence.cli train CONFIG)
 presdep select-lambda CONFIG --out DIR [--override KEY=VALUE ...]   (= scripts/train/select_lambda.py)
 """
@@ -79,6 +79,12 @@ def register(sub: Subparsers) -> None:
         "run's (a rerun without it trains on); e.g. the runs that 'select-lambda' compares "
         "at selection.at_step, trained in parallel beforehand",
     )
+    t.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another process trains the same output_dir, wait for it to finish (then "
+        "find its student) instead of refusing",
+    )
 
     sl = command(
         sub,
@@ -141,7 +147,9 @@ def _cmd_train(args: argparse.Namespace, argv: Sequence[str]) -> int:
     cfg = _training_config(args, extra)
     if args.pause_at is not None and args.pause_at < 1:
         raise ConfigError(f"--pause-at {args.pause_at}: expected a step >= 1")
-    outcome = train_student(cfg, argv=argv, restart=args.restart, pause_at=args.pause_at)
+    outcome = train_student(
+        cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait
+    )
     if outcome.is_main_process:
         sys.stdout.write(f"{outcome.adapter_dir}\n")
     return EXIT_OK

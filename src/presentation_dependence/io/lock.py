@@ -52,15 +52,30 @@ def _unlock(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 
+def _still_named(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file ``fd`` locked: a holder that deletes its lock file
+    on release (:meth:`RunFolder.claim`) leaves a waiter holding a lock on a file no name leads
+    to, which a newcomer would not see."""
+    try:
+        now, locked = path.stat(), os.fstat(fd)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (locked.st_dev, locked.st_ino)
+
+
 @contextlib.contextmanager
 def file_lock(path: str | Path, *, blocking: bool = True) -> Iterator[bool]:
     """Lock ``path`` (created if missing) exclusively; yield whether the lock is held."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    held = False
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         held = _try_lock(fd, blocking)
+        if not held or _still_named(fd, path):
+            break
+        _unlock(fd)  # its holder deleted it while we waited: lock the file now named so
+        os.close(fd)
+    try:
         yield held
     finally:
         if held:

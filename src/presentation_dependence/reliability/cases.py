@@ -11,6 +11,7 @@ from presentation_dependence.reliability.cases_runs import (
     KILL_CASES,
 )
 from presentation_dependence.reliability.cases_secrets import SECRET_CASES
+from presentation_dependence.reliability.cases_training import TRAINING_CASES
 
 __all__ = ["CASES"]
 
@@ -22,4 +23,5 @@ CASES: list[Case] = [
     *SECRET_CASES,
     *HOSTED_CASES,
     *JUDGE_CASES,
+    *TRAINING_CASES,
 ]

@@ -23,6 +23,8 @@ import difflib
 import hashlib
 import json
 import logging
+import os
+import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -173,6 +175,15 @@ def _parse_paths_comment(text: str) -> dict[str, str]:
     return out
 
 
+def _note_holder(lock: Path) -> None:
+    """Write this process's name into a claim it holds (read by :meth:`RunFolder.claim_holder`)."""
+    since = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with contextlib.suppress(OSError):
+        lock.write_text(
+            f"process {os.getpid()} on {socket.gethostname()} since {since}\n", encoding="utf-8"
+        )
+
+
 class RunFolder:
     """Paths and atomic writes inside one run folder.
 
@@ -319,18 +330,33 @@ class RunFolder:
             done = invocations(json.loads(p.read_text(encoding="utf-8"))) if p.exists() else []
             self.write_redacted_json(PROVENANCE, {"invocations": [*done, dict(record)]})
 
+    def _claim_file(self, key: str) -> Path:
+        return self.path / LOCKS / f"{safe_file_stem(key)}.lock"
+
     @contextlib.contextmanager
     def claim(self, key: str, *, wait: bool = False) -> Iterator[bool]:
         """Claim the unit of work ``key`` (a query) for this process: yields False at once when
         another process holds it (``wait``: blocks until it lets go, then yields True). The
-        claim ends with the block, or with the process."""
-        lock = self.path / LOCKS / f"{safe_file_stem(key)}.lock"
+        claim ends with the block, or with the process. The holder writes who it is into the
+        claim's lock file (:meth:`claim_holder`)."""
+        lock = self._claim_file(key)
         with file_lock(lock, blocking=wait) as held:
             try:
+                if held:
+                    _note_holder(lock)
                 yield held
             finally:
                 if held:  # tidy; a waiter that opened it re-checks the result after locking
                     lock.unlink(missing_ok=True)
+
+    def claim_holder(self, key: str) -> str:
+        """Who holds the claim ``key`` (process, host, since when), as the holder wrote it;
+        ``another process`` when it wrote nothing readable (yet)."""
+        try:
+            text = self._claim_file(key).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        return text or "another process"
 
     @contextlib.contextmanager
     def logging_to_file(self) -> Iterator[None]:

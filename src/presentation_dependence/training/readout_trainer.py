@@ -21,6 +21,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from presentation_dependence.training.collate import SilverDataset
 from presentation_dependence.training.config import LossOptions, TrainingConfig
+from presentation_dependence.training.finite import require_finite_loss, require_finite_weights
 from presentation_dependence.training.loss import readout_loss
 from presentation_dependence.training.model import Student, student_readout
 
@@ -99,10 +100,21 @@ class ReadoutTrainer(Trainer):
             weights=self._weights(ro.slots),
         )
         if model.training:
-            self._parts["fit"].append(float(parts.fit.detach()))
-            self._parts["consistency"].append(float(parts.consistency.detach()))
-            self._parts["rank"].append(float(parts.rank.detach()))
+            terms = {k: float(getattr(parts, k).detach()) for k in self._parts}
+            require_finite_loss(
+                parts.total, self.state.global_step + 1, inputs["teacher_scores"], terms
+            )
+            for name, value in terms.items():
+                self._parts[name].append(value)
         return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """Save the model (a checkpoint's, when the Trainer calls it) once its trained weights
+        are checked finite."""
+        require_finite_weights(
+            self.model, f"the checkpoint in {output_dir or self.args.output_dir}"
+        )
+        super().save_model(output_dir, _internal_call)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if "loss" in logs:  # every process logs the loss (its mean is gathered), so do the parts

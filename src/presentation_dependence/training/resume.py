@@ -3,20 +3,23 @@
 ``<output_dir>`` is a run folder (:class:`~presentation_dependence.runners.run_folder.RunFolder`):
 its ``resolved_config.yaml`` is frozen when training starts, ``provenance.json`` gets one
 invocation record per finished training and ``run.log`` every invocation's log.
-``<output_dir>/checkpoints/`` holds ``run.json`` (a fingerprint of the training data the
-checkpoints are made from) and the transformers ``Trainer``'s ``checkpoint-<step>/``
+``<output_dir>/checkpoints/`` holds ``run.json`` (the fingerprints of the training data and the
+base model the checkpoints are made from: :mod:`.inputs`) and the transformers ``Trainer``'s
+``checkpoint-<step>/``
 folders (adapter, optimizer, scheduler, RNG states, ``trainer_state.json``). The Trainer writes
 a checkpoint file by file into its final folder, so a kill mid-save leaves a partial folder
 under the name its ``get_last_checkpoint`` would pick. Here a checkpoint counts only once
 :class:`CheckpointMarker` has fsynced its files and written ``checkpoint_complete.json``
-(atomically, listing every file's size); partial folders are deleted before a resume, and the
-rotation to ``train.save_total_limit`` runs only after the new checkpoint is complete, so a kill
-never leaves fewer complete checkpoints than before.
+(atomically, listing every file's size and sha256); partial folders are deleted before a
+resume, and the rotation to ``train.save_total_limit`` runs only after the new checkpoint is
+complete, so a kill never leaves fewer complete checkpoints than before. The checkpoint a run
+resumes from must still match its sha256s and hold finite weights (:func:`check_resumable`).
 
 A *finished* ``output_dir`` has ``adapter/`` (``model/``; written last, after ``provenance.json``).
-Rerunning the same config on it does nothing; a different config is refused with the diff (for
-a finished folder, checkpoints or a progress log alike), as are checkpoints of different
-training data. ``restart`` (``--restart``) discards both and trains from scratch.
+Rerunning the same config on the same inputs does nothing; a different config is refused with
+the diff (for a finished folder, checkpoints or a progress log alike), as are a finished student
+and checkpoints of other training data or another base model. ``restart`` (``--restart``)
+discards both and trains from scratch.
 """
 
 from __future__ import annotations
@@ -27,13 +30,12 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.runners.run_folder import (
     PROVENANCE,
@@ -42,13 +44,16 @@ from presentation_dependence.runners.run_folder import (
     invocations,
 )
 from presentation_dependence.training.config import TrainingConfig, training_config_from_raw
+from presentation_dependence.training.finite import non_finite_tensors
+from presentation_dependence.training.inputs import TrainingInputs, data_fingerprint
 from presentation_dependence.training.progress import TRAIN_LOG
-from presentation_dependence.training.silver import SilverQuery
 
 __all__ = [
     "CHECKPOINTS",
     "CheckpointMarker",
     "check_checkpoints",
+    "check_finished",
+    "check_resumable",
     "checkpoint_state",
     "data_fingerprint",
     "discard",
@@ -80,22 +85,6 @@ OPERATIONAL_KEYS = (
     "selection",  # how a student is chosen among others (select_lambda), not how it trains
 )
 _STEP = re.compile(r"^checkpoint-(\d+)$")
-
-
-def data_fingerprint(queries: Sequence[SilverQuery], cfg: TrainingConfig) -> str:
-    """sha256 of what training reads from the silver queries, in order (texts, labels, order)."""
-    h = hashlib.sha256()
-    for q in queries:
-        item: dict[str, Any] = {
-            "key": q.key,
-            "query": q.query,
-            "candidates": [[c.docid, c.text] for c in q.candidates],
-            "labels": q.labels(cfg.teacher_orders).tolist(),
-        }
-        if cfg.view_orders == "teacher":
-            item["first_order"] = q.presentations[0].tolist()
-        h.update(json.dumps(item, ensure_ascii=False).encode("utf-8") + b"\n")
-    return h.hexdigest()
 
 
 def _read_json(path: Path) -> Any:
@@ -134,12 +123,18 @@ def finished_provenance(out: Path, cfg: TrainingConfig) -> dict[str, Any] | None
     if prov is None:
         return None
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)  # left by a kill after the save
-    log.info(
-        "%s already holds the student of this config: nothing to train (--restart, "
-        "train_student(restart=True), retrains it)",
-        out,
-    )
     return prov
+
+
+def check_finished(out: Path, prov: dict[str, Any], inputs: TrainingInputs) -> None:
+    """Refuse the finished student of ``out`` (its provenance ``prov``) when it was trained on
+    other inputs than ``inputs``."""
+    problem = inputs.problem(prov.get("training_data_sha256"), prov.get("base_model_fingerprint"))
+    if problem is not None:
+        raise ConfigError(
+            f"{out} holds a student of this config trained on {problem}. Fix: restore the "
+            "inputs it was trained on, or pass --restart to retrain it on these"
+        )
 
 
 def discard(out: Path) -> None:
@@ -199,15 +194,27 @@ def checkpoint_state(ckpt: Path) -> dict[str, Any]:
     return state
 
 
+def _sha256(path: Path) -> str:
+    """sha256 of a file as it is on disk now (never a cached value)."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def mark_complete(ckpt: Path, step: int) -> None:
     """fsync every file of ``ckpt``, then write its marker atomically."""
     files: dict[str, int] = {}
+    sha256: dict[str, str] = {}
     for f in sorted(ckpt.rglob("*")):
         if f.is_file() and f.name != MARKER:
             with f.open("rb") as fh:
                 os.fsync(fh.fileno())
+            sha256[f.relative_to(ckpt).as_posix()] = _sha256(f)
             files[f.relative_to(ckpt).as_posix()] = f.stat().st_size
-    atomic_write_text(ckpt / MARKER, json.dumps({"global_step": step, "files": files}) + "\n")
+    marker = {"global_step": step, "files": files, "sha256": sha256}
+    atomic_write_text(ckpt / MARKER, json.dumps(marker) + "\n")
 
 
 def _remove(ckpt: Path) -> None:
@@ -228,32 +235,63 @@ def prune(folder: Path, keep: int | None) -> None:
             _remove(p)
 
 
-def check_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str) -> None:
-    """Refuse checkpoints in ``out`` made from other training data (their config is the
-    folder's, checked by :func:`freeze`)."""
+def check_checkpoints(out: Path, cfg: TrainingConfig, inputs: TrainingInputs) -> None:
+    """Refuse checkpoints in ``out`` made from other training data or another base model
+    (their config is the folder's, checked by :func:`freeze`)."""
     folder = out / CHECKPOINTS
     if latest_checkpoint(folder) is None:
         return  # nothing to lose: a new run starts over
     run = _read_json(folder / RUN_FILE)
-    if not isinstance(run, dict) or run.get("training_data") != fingerprint:
+    data = run.get("training_data") if isinstance(run, dict) else None
+    if data is None:
         raise ConfigError(
-            f"{folder} holds checkpoints trained on other training data (the silver queries or "
-            f"labels read from {cfg.silver.path} changed since, or {RUN_FILE} is unreadable). "
-            "Fix: restore that silver file, or pass --restart to discard the checkpoints"
+            f"{folder}/{RUN_FILE} is unreadable: the checkpoints cannot be matched to their "
+            "training data. Fix: pass --restart to discard the checkpoints"
+        )
+    problem = inputs.problem(data, run.get("base_model"))
+    if problem is not None:
+        raise ConfigError(
+            f"{folder} holds checkpoints trained on {problem}. Fix: restore the inputs they "
+            "were trained on, or pass --restart to discard the checkpoints"
         )
 
 
-def prepare_checkpoints(out: Path, cfg: TrainingConfig, fingerprint: str, restart: bool) -> None:
+def prepare_checkpoints(
+    out: Path, cfg: TrainingConfig, inputs: TrainingInputs, restart: bool
+) -> None:
     """Main process, before training: discard (``restart``) and freeze the config anew, drop
-    partial checkpoints, and record the training data's fingerprint in ``checkpoints/run.json``."""
+    partial checkpoints, and record the inputs' fingerprints in ``checkpoints/run.json``."""
     if restart:
         log.info("--restart: discarding the student and checkpoints in %s", out)
         discard(out)
         freeze(out, cfg)
     folder = out / CHECKPOINTS
     prune(folder, keep=None)
-    run = {"training_data": fingerprint}
+    run = {"training_data": inputs.data, "base_model": inputs.base}
     atomic_write_text(folder / RUN_FILE, json.dumps(run, indent=1, default=str) + "\n")
+
+
+def check_resumable(ckpt: Path) -> None:
+    """Refuse to resume from ``ckpt`` when a file no longer has the sha256 its marker recorded
+    (bytes changed at the same size) or its weights hold NaN or Infinity."""
+    from safetensors.torch import load_file
+
+    fix = f"Fix: delete {ckpt} to resume from the checkpoint before it, or pass --restart"
+    recorded = (_read_json(ckpt / MARKER) or {}).get("sha256") or {}
+    for name, digest in sorted(recorded.items()):
+        if not (ckpt / name).is_file() or _sha256(ckpt / name) != digest:
+            raise PresdepError(f"{ckpt / name} changed since it was saved. {fix}")
+    for name in ("adapter_model.safetensors", "model.safetensors"):
+        if (ckpt / name).is_file():
+            try:
+                bad = non_finite_tensors(load_file(str(ckpt / name)))
+            except Exception as e:  # safetensors raises its own error on a damaged header
+                raise PresdepError(f"{ckpt / name} is unreadable ({e}). {fix}") from None
+            if bad:
+                raise PresdepError(
+                    f"{ckpt / name} holds NaN or Infinity in {len(bad)} tensor(s) (e.g. "
+                    f"{bad[0]}): resuming would train on. {fix}"
+                )
 
 
 def load_adapter_weights(model: Any, ckpt: Path) -> None:

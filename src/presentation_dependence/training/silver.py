@@ -11,7 +11,8 @@ default self-distillation teacher. The format (``docs/TRAINING.md``, ``presdep-s
 * line 1, the header: ``format``, ``teacher`` (the block), ``teacher_describe``, ``teacher_id``,
   ``teacher_revision``, ``num_orders`` (T, or 1 for an order-free teacher), ``order_free``,
   ``seed``, ``include_given_order``, ``calibration`` (the fitted map, below), ``data`` (the
-  data blocks), ``num_queries``, ``provenance``;
+  data blocks), ``judgements_sha256`` (per data block, only for a teacher that reads the data's
+  judgements), ``num_queries``, ``provenance``;
 * one line per query: ``source`` (data set name), ``qid``, ``query``, ``candidates``
   (``docid``, ``text``, ``rank``), ``presentations`` (T lists of input positions: slot j shows
   candidate ``presentations[t][j]``), ``order_scores`` (T lists of n raw teacher scores,
@@ -79,6 +80,12 @@ from presentation_dependence.training.calibration import (
     fit_calibration,
 )
 from presentation_dependence.training.config import SilverConfig
+from presentation_dependence.training.silver_check import (
+    config_key,
+    content_problem,
+    judgements_sha256,
+    setting_differences,
+)
 from presentation_dependence.training.silver_format import (
     SILVER_FORMAT,
     SilverQuery,
@@ -121,16 +128,6 @@ def is_order_free(teacher: Reranker) -> bool:
     """Whether ``teacher`` scores a candidate alike in every presentation, by construction
     (paradigm pointwise or identity, as ``rerankers/catalog.py`` counts them)."""
     return getattr(teacher, "paradigm", None) in (Paradigm.POINTWISE, Paradigm.IDENTITY)
-
-
-def _config_key(cfg: SilverConfig) -> dict[str, Any]:
-    return {
-        "teacher": cfg.teacher,
-        "num_orders": cfg.num_orders,
-        "seed": cfg.seed,
-        "include_given_order": cfg.include_given_order,
-        "data": to_plain(cfg.data),
-    }
 
 
 def _requests(cfg: SilverConfig) -> tuple[list[tuple[str, RerankRequest]], dict[str, Qrels | None]]:
@@ -178,6 +175,31 @@ def _recalibrate(path: Path, config: CalibrationConfig) -> Path:
     return path
 
 
+def _kept(path: Path, cfg: SilverConfig) -> Path:
+    """``path`` kept: made with ``cfg``'s settings from the data as it is now (its calibration
+    map refitted when only ``cfg.calibration`` differs); any other file is refused."""
+    stored = read_silver(path)
+    header = stored.headers[0]
+    diffs = setting_differences(header, cfg)
+    if diffs:
+        raise ConfigError(
+            f"{path} holds silver labels made with another teacher, T, seed or data "
+            f"({'; '.join(diffs)}). Fix: point silver.path elsewhere or pass --force to remake it"
+        )
+    requests, judgements = _requests(cfg)
+    problem = content_problem(header, stored.queries, requests, judgements)
+    if problem is not None:
+        raise ConfigError(
+            f"{path} holds silver labels made from other data than silver.data gives now "
+            f"({problem}). Fix: pass --force to remake them from the data as it is now, or "
+            "restore the data they were made from"
+        )
+    if stored.queries[0].calibration.config != cfg.calibration:
+        return _recalibrate(path, cfg.calibration)
+    log.info("%s already holds these silver labels; --force remakes them", path)
+    return path
+
+
 def generate_silver(
     cfg: SilverConfig,
     *,
@@ -188,9 +210,10 @@ def generate_silver(
 ) -> Path:
     """Score every query of ``cfg.data`` with the teacher; write ``cfg.path`` atomically.
 
-    An existing file made with the same teacher, T, seed and data is kept (``force`` remakes
-    it); when only ``cfg.calibration`` differs its map is refitted on the stored raw scores.
-    One made otherwise is an error. Finished queries survive an interruption.
+    An existing file made with the same teacher, T, seed and data blocks, from the very queries
+    the data gives now (:mod:`.silver_check`), is kept (``force`` remakes it); when only
+    ``cfg.calibration`` differs its map is refitted on the stored raw scores. Any other file is
+    an error naming what differs. Finished queries survive an interruption.
 
     ``shard=(k, n)`` scores only the queries whose index is k mod n and writes their parts,
     never the file: several processes can fill the ``.parts`` folder side by side, and a run
@@ -199,18 +222,9 @@ def generate_silver(
     if shard is not None and not 0 <= shard[0] < shard[1]:
         raise ConfigError(f"shard must be k/n with 0 <= k < n, got {shard[0]}/{shard[1]}")
     path = Path(cfg.path)
-    key = redact_obj(_config_key(cfg))  # as the header and the parts' config.json hold it
+    key = redact_obj(config_key(cfg))  # as the header and the parts' config.json hold it
     if path.exists() and not force:
-        stored = read_silver(path)
-        if stored.headers[0].get("config") == key:
-            if stored.queries[0].calibration.config != cfg.calibration:
-                return _recalibrate(path, cfg.calibration)
-            log.info("%s already holds these silver labels; --force remakes them", path)
-            return path
-        raise ConfigError(
-            f"{path} holds silver labels made with another teacher, T, seed or data. "
-            "Fix: point silver.path elsewhere or pass --force to remake it"
-        )
+        return _kept(path, cfg)
     parts = path.with_name(path.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     key_file = parts / "config.json"
@@ -257,6 +271,7 @@ def generate_silver(
         "seed=seed, include_given_order=...); an order-free teacher: the given order only",
         "calibration": cal.to_dict(),
         "data": to_plain(cfg.data),
+        **_judgements_field(stage, judgements),
         "num_queries": len(records),
         "provenance": collect_provenance(argv=argv, seeds={"silver_seed": cfg.seed}),
     }
@@ -271,6 +286,13 @@ def generate_silver(
         cal.kind,
     )
     return path
+
+
+def _judgements_field(stage: SilverStage, judgements: Mapping[str, Qrels | None]) -> dict[str, Any]:
+    """``judgements_sha256`` per data block, for a teacher that reads the data's judgements."""
+    if not stage.bound:
+        return {}
+    return {"judgements_sha256": {s: judgements_sha256(judgements[s]) for s in stage.bound}}
 
 
 class SilverStage:
@@ -294,7 +316,7 @@ class SilverStage:
         ]
         self.source = {k.query.qid: sr for k, sr in zip(self.keyed, requests, strict=True)}
         self.index = {k.query.qid: i for i, k in enumerate(self.keyed)}
-        self.config_sha256 = config_fingerprint(_config_key(cfg))
+        self.config_sha256 = config_fingerprint(config_key(cfg))
         # a teacher that reads each data block's own judgements (GoldQrelsReranker, qrels: data)
         self.bound: dict[str, Reranker] = {}
         if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements:

@@ -107,6 +107,10 @@ class SilverQuery:
                 f"order_free must be true or false, with one stored order: {order_free!r}"
             )
         probs = d.get("order_grade_probs")
+        grade_probs = None if probs is None else np.asarray(probs, dtype=np.float64)
+        _require_finite("order_scores", scores)
+        if grade_probs is not None:
+            _require_finite("order_grade_probs", grade_probs)
         return cls(
             source=str(d["source"]),
             qid=str(d["qid"]),
@@ -116,8 +120,20 @@ class SilverQuery:
             order_scores=scores,
             teacher_id=str(d["teacher_id"]),
             teacher_revision=d.get("teacher_revision"),
-            order_grade_probs=None if probs is None else np.asarray(probs, dtype=np.float64),
+            order_grade_probs=grade_probs,
             order_free=order_free,
+        )
+
+
+def _require_finite(name: str, values: np.ndarray) -> None:
+    """``ValueError`` naming the first non-finite entry (NaN, Infinity) of ``values``: a label
+    that would train every weight of the student to NaN."""
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        at = "".join(f"[{int(i)}]" for i in bad[0])
+        raise ValueError(
+            f"{name}{at} is {float(values[tuple(bad[0])])!r} ({len(bad)} non-finite value(s)): "
+            "every label must be a finite number"
         )
 
 
@@ -134,7 +150,12 @@ class SilverSet:
 
 
 def read_silver_file(path: Path) -> tuple[dict[str, Any], list[SilverQuery]]:
-    fix = "make it with scripts/train/make_silver.py (format in docs/TRAINING.md)"
+    """The header and the queries of one silver file; every label must be finite (a NaN or
+    Infinity is refused with its line)."""
+    fix = (
+        "remake it with 'presdep silver CONFIG --force' (scripts/train/make_silver.py; "
+        "format in docs/TRAINING.md)"
+    )
     if not path.is_file():
         raise ConfigError(f"silver file not found: {path}. Fix: {fix}")
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -150,6 +171,7 @@ def read_silver_file(path: Path) -> tuple[dict[str, Any], list[SilverQuery]]:
     try:
         raw_cal = header.get("calibration")
         cal = IDENTITY if raw_cal is None else Calibration.from_dict(raw_cal)
+        _require_finite("calibration knots", np.asarray([*cal.knots_x, *cal.knots_y]))
     except (ValueError, AttributeError) as e:
         raise InputFormatError(path, 1, "a calibration map (or none)", str(e), fix) from None
     queries = []

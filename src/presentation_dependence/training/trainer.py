@@ -8,15 +8,19 @@ training queries that are test queries, load the student (base + LoRA), train wi
 * ``resolved_config.yaml`` — the training config as it ran;
 * ``reranker.yaml`` — the reranker block that serves the student (student block +
   ``adapter_path``), ready for an experiment config or ``--override reranker.adapter_path=...``;
-* ``provenance.json`` — packages, git, base model revision, silver file and teacher, seeds,
-  parameter counts, world size, the loss log and the final loss;
+* ``provenance.json`` — packages, git, base model revision and fingerprint, silver file and
+  teacher, the training data's fingerprint, seeds, parameter counts, world size, the loss log
+  and the final loss;
 * ``train_log.jsonl`` — the progress, one JSON line per logging step (:mod:`.progress`).
 
-``adapter/`` is written last: a folder that has it is finished, and rerunning the same config
-on it does nothing. Until then the Trainer writes a checkpoint every ``train.save_steps`` steps
-to ``checkpoints/`` and a rerun resumes from the latest complete one, to an adapter equal to
-an uninterrupted run's (:mod:`.resume`; ``restart=True`` discards them); they are deleted once
-the student is saved.
+``adapter/`` is written last (:mod:`.save`): a folder that has it is finished, and rerunning
+the same config on the same inputs (:mod:`.inputs`: the silver labels and the base weights, by
+content) does nothing. Until then the Trainer writes a checkpoint every ``train.save_steps``
+steps to ``checkpoints/`` and a rerun resumes from the latest complete one, to an adapter equal
+to an uninterrupted run's (:mod:`.resume`; ``restart=True`` discards them); they are deleted
+once the student is saved. A non-finite loss stops training and no non-finite weight is saved
+(:mod:`.finite`); one process trains a folder at a time, and never another command's run
+folder (:mod:`.claim`).
 
 The Trainer runs on accelerate: ``accelerate launch scripts/train/train_student.py CONFIG``
 trains data-parallel on every visible GPU with no code change (each process takes its share
@@ -29,10 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import os
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,17 +42,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from accelerate import PartialState
 from transformers import PrinterCallback, TrainerCallback
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.training.claim import claim_training, refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
+from presentation_dependence.training.inputs import training_inputs
 from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
@@ -66,13 +68,15 @@ from presentation_dependence.training.resume import (
     CHECKPOINTS,
     CheckpointMarker,
     check_checkpoints,
+    check_finished,
+    check_resumable,
     checkpoint_state,
-    data_fingerprint,
     finished_provenance,
     latest_checkpoint,
     load_adapter_weights,
     prepare_checkpoints,
 )
+from presentation_dependence.training.save import save_student
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
@@ -106,41 +110,6 @@ class TrainOutcome:
     paused: bool = False
 
 
-def _save(
-    cfg: TrainingConfig,
-    outcome: dict[str, Any],
-    trainer: ReadoutTrainer,
-    out: Path,
-    tokenizer: Any = None,
-) -> Path:
-    """Write the student: its serving block, this training's provenance record, and the adapter
-    (LoRA) or the whole model (``finetune: full``) last, ``adapter/`` (``model/``), its presence
-    marks the folder finished; then delete the checkpoints."""
-    full = cfg.finetune == "full"
-    adapter = out / ("model" if full else "adapter")
-    tmp = out / f".{adapter.name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    trainer.accelerator.unwrap_model(trainer.model).save_pretrained(str(tmp))
-    if full and tokenizer is not None:
-        tokenizer.save_pretrained(str(tmp))
-    if full:
-        block = {**cfg.student, "model_name": str(adapter), "revision": None}
-        how = f"--override reranker.model_name={adapter}"
-    else:
-        block = {**cfg.student, "adapter_path": str(adapter)}
-        how = f"--override reranker.adapter_path={adapter}"
-    atomic_write_text(
-        out / "reranker.yaml",
-        "# serve this student: paste as an experiment config's reranker block, or run\n"
-        f"# presdep run CONFIG {how}\n" + yaml.safe_dump(block, sort_keys=False),
-    )
-    RunFolder(out).append_provenance(json.loads(json.dumps(outcome, default=str)))
-    shutil.rmtree(adapter, ignore_errors=True)
-    tmp.rename(adapter)
-    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
-    return adapter
-
-
 def train_student(
     cfg: TrainingConfig,
     *,
@@ -150,13 +119,17 @@ def train_student(
     restart: bool = False,
     callbacks: Sequence[TrainerCallback] = (),
     pause_at: int | None = None,
+    wait: bool = False,
 ) -> TrainOutcome:
     """Train the student ``cfg`` describes; save adapter, config and provenance (main process).
 
     ``silver`` and ``student`` default to ``cfg.silver.path`` and a fresh :func:`load_student`.
-    A finished ``output_dir`` of the same config is left as it is; checkpoints of the same
-    config and data are resumed from; either of another config is refused unless ``restart``
-    (which discards them). ``callbacks`` are added to the Trainer's, after this module's.
+    A finished ``output_dir`` of the same config and inputs (:mod:`.inputs`) is left as it is;
+    checkpoints of the same config and inputs are resumed from; either of another config or
+    other inputs is refused unless ``restart`` (which discards them). Another command's run
+    folder is refused, ``restart`` or not; a folder another process trains is refused, or
+    with ``wait`` waited for (:mod:`.claim`). ``callbacks`` are added to the Trainer's, after
+    this module's.
 
     ``pause_at``: stop after that step with a checkpoint, the schedule still the full run's
     (a rerun without it trains on to the end, as after a kill); the outcome's ``adapter_dir``
@@ -165,35 +138,66 @@ def train_student(
     """
     out = cfg.resolved_output_dir
     main = int(os.environ.get("RANK", "0")) == 0
-    snap = None if pause_at is None else snapshot_dir(out, pause_at)
-    if snap is not None and not cfg.train.keep_snapshots:
+    if pause_at is not None and not cfg.train.keep_snapshots:
         raise ConfigError(
             f"{cfg.id}: pausing at step {pause_at} needs the step's snapshot. "
             "Fix: set train.keep_snapshots: true"
         )
-    if not restart:
-        prov = finished_provenance(out, cfg)  # refuses another config before anything loads
-        if prov is not None or (snap is not None and snap.is_dir()):
-            prov = prov or {}
-            if snap is not None and not snap.is_dir():
-                raise ConfigError(
-                    f"{out} holds a finished student without a snapshot of step {pause_at}. "
-                    f"Fix: pause at a multiple of train.save_steps ({cfg.train.save_steps})"
-                )
-            return TrainOutcome(
-                output_dir=out,
-                adapter_dir=snap if snap is not None else out / "adapter",
-                global_step=int(prov.get("global_step", pause_at or 0)),
-                train_loss=float(prov.get("train_loss", float("nan"))),
-                log_history=list(prov.get("log_history", [])),
-                student=None,
-                trainer=None,
-                is_main_process=main,
-                skipped=True,
-                paused=snap is not None and not prov,
-            )
-    with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
-        return _train(cfg, argv, silver, student, restart, callbacks, pause_at)
+    refuse_foreign_folder(out)
+    with claim_training(out, wait=wait) if main else contextlib.nullcontext():
+        done = None if restart else _done(cfg, silver, student, pause_at, main)
+        if done is not None:
+            return done
+        with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
+            return _train(cfg, argv, silver, student, restart, callbacks, pause_at)
+
+
+def _done(
+    cfg: TrainingConfig,
+    silver: SilverSet | None,
+    student: Student | None,
+    pause_at: int | None,
+    main: bool,
+) -> TrainOutcome | None:
+    """The outcome of a folder that holds ``cfg``'s finished student (or the snapshot
+    ``pause_at`` asks for) made from today's inputs; None when there is training to do."""
+    out = cfg.resolved_output_dir
+    snap = None if pause_at is None else snapshot_dir(out, pause_at)
+    prov = finished_provenance(out, cfg)  # refuses another config before anything loads
+    if prov is None and (snap is None or not snap.is_dir()):
+        return None
+    if snap is not None and not snap.is_dir():
+        raise ConfigError(
+            f"{out} holds a finished student without a snapshot of step {pause_at}. "
+            f"Fix: pause at a multiple of train.save_steps ({cfg.train.save_steps})"
+        )
+    if silver is None and not Path(cfg.silver.path).is_file():
+        log.warning("%s is gone: the inputs of %s cannot be rechecked", cfg.silver.path, out)
+    else:
+        inputs = training_inputs(cfg, silver or read_silver(cfg.silver.path), student)
+        if prov is not None:
+            check_finished(out, prov, inputs)
+        else:
+            check_checkpoints(out, cfg, inputs)  # a paused run's
+    if prov is not None:
+        log.info(
+            "%s already holds the student of this config: nothing to train (--restart, "
+            "train_student(restart=True), retrains it)",
+            out,
+        )
+    prov = prov or {}
+    return TrainOutcome(
+        output_dir=out,
+        adapter_dir=snap if snap is not None else out / "adapter",
+        global_step=int(prov.get("global_step", pause_at or 0)),
+        train_loss=float(prov.get("train_loss", float("nan"))),
+        log_history=list(prov.get("log_history", [])),
+        student=None,
+        trainer=None,
+        is_main_process=main,
+        skipped=True,
+        paused=snap is not None and not prov,
+    )
 
 
 def _train(
@@ -216,9 +220,9 @@ def _train(
             "test",
             load_split(cfg.splits.test),
         )
-    fingerprint = data_fingerprint(silver.queries, cfg)
+    inputs = training_inputs(cfg, silver, student)
     if not restart:
-        check_checkpoints(out, cfg, fingerprint)
+        check_checkpoints(out, cfg, inputs)
     opts = cfg.student_options
     if student is None:
         student = load_student(
@@ -245,9 +249,11 @@ def _train(
     args = training_arguments(cfg, student, out / CHECKPOINTS)
     main = PartialState().is_main_process
     if main:
-        prepare_checkpoints(out, cfg, fingerprint, restart)
+        prepare_checkpoints(out, cfg, inputs, restart)
     PartialState().wait_for_everyone()
     checkpoint = latest_checkpoint(out / CHECKPOINTS)
+    if checkpoint is not None:
+        check_resumable(checkpoint)
     ckpt_state = checkpoint_state(checkpoint) if checkpoint is not None else {}
     resumed_step = int(ckpt_state["global_step"]) if checkpoint is not None else None
     if pause_at is not None and resumed_step is not None and resumed_step >= pause_at:
@@ -339,7 +345,8 @@ def _train(
                 "student": student.describe(),
                 "silver": {"path": cfg.silver.path, "files": silver_info},
                 "training_queries": [q.key for q in silver.queries],
-                "training_data_sha256": fingerprint,
+                "training_data_sha256": inputs.data,
+                "base_model_fingerprint": inputs.base,
                 "world_size": args.world_size,
                 "gradient_checkpointing": args.gradient_checkpointing,
                 "autocast_bf16": args.bf16,
@@ -350,7 +357,7 @@ def _train(
                 "log_history": history,
             },
         )
-        adapter = _save(cfg, outcome, trainer, out, student.tokenizer)
+        adapter = save_student(cfg, outcome, trainer, out, student.tokenizer)
         log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
     trainer.accelerator.wait_for_everyone()
     return TrainOutcome(

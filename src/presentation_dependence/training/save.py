@@ -1,0 +1,62 @@
+"""Save a finished student: its weights, its serving block and its provenance record.
+
+``<output_dir>/adapter/`` (LoRA) or ``model/`` (``finetune: full``) is written last, through a
+temporary folder renamed into place, so its presence marks the folder finished; the trained
+weights are checked finite first (:func:`~.finite.require_finite_weights`): a NaN student is
+never saved as finished. The checkpoints go once the student is saved.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.finite import require_finite_weights
+from presentation_dependence.training.readout_trainer import ReadoutTrainer
+from presentation_dependence.training.resume import CHECKPOINTS
+
+__all__ = ["save_student"]
+
+
+def save_student(
+    cfg: TrainingConfig,
+    outcome: dict[str, Any],
+    trainer: ReadoutTrainer,
+    out: Path,
+    tokenizer: Any = None,
+) -> Path:
+    """Write the student: its serving block, this training's provenance record, and the adapter
+    (LoRA) or the whole model (``finetune: full``) last, ``adapter/`` (``model/``), its presence
+    marks the folder finished; then delete the checkpoints."""
+    full = cfg.finetune == "full"
+    adapter = out / ("model" if full else "adapter")
+    tmp = out / f".{adapter.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    require_finite_weights(model, f"the student in {adapter}")
+    model.save_pretrained(str(tmp))
+    if full and tokenizer is not None:
+        tokenizer.save_pretrained(str(tmp))
+    if full:
+        block = {**cfg.student, "model_name": str(adapter), "revision": None}
+        how = f"--override reranker.model_name={adapter}"
+    else:
+        block = {**cfg.student, "adapter_path": str(adapter)}
+        how = f"--override reranker.adapter_path={adapter}"
+    atomic_write_text(
+        out / "reranker.yaml",
+        "# serve this student: paste as an experiment config's reranker block, or run\n"
+        f"# presdep run CONFIG {how}\n" + yaml.safe_dump(block, sort_keys=False),
+    )
+    RunFolder(out).append_provenance(json.loads(json.dumps(outcome, default=str)))
+    shutil.rmtree(adapter, ignore_errors=True)
+    tmp.rename(adapter)
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
+    return adapter
