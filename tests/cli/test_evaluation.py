@@ -70,6 +70,15 @@ def test_eval_usage_errors_exit_2(tmp_path: Path, caplog, args: list[str], messa
     assert message in caplog.text
 
 
+def test_eval_with_run_and_qrels_swapped_says_so(tmp_path: Path, caplog) -> None:
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 2.0 t\n")
+    qrels.write_text("q1 0 a 1\n")
+    assert main(["eval", str(qrels), str(run)]) == 2
+    assert f"{qrels}:1: expected 6 columns, got 4" in caplog.text
+    assert "looks like TREC qrels" in caplog.text and "swapped?" in caplog.text
+
+
 def test_report_writes_the_files_of_its_script(psi_runs: Path, tmp_path: Path) -> None:
     runs = [str(psi_runs / "off-the-shelf"), str(psi_runs / "oc-sft")]
     assert main(["report", *runs, "--out", str(tmp_path / "cli"), "--seed", "3"]) == 0
