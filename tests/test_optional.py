@@ -75,7 +75,7 @@ def test_every_named_extra_exists_in_pyproject() -> None:
     named = _named_extras()
     # The extras the package imports lazily or checks for.
     assert {"train", "irds", "hub", "vllm", "rankllm", "pyterrier", "teachers"} <= set(named)
-    assert {"bm25", "pyserini"} <= set(named)
+    assert {"bm25", "pyserini", "analysis"} <= set(named)
     unknown = {e: sorted(files) for e, files in named.items() if e not in EXTRAS}
     assert not unknown, f"extras missing from pyproject's optional-dependencies: {unknown}"
     assert PYPROJECT["project"]["name"] == DISTRIBUTION

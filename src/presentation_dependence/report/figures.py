@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.optional import import_optional
+
 __all__ = [
     "chips_figure",
     "learning_curve",
@@ -18,12 +20,10 @@ __all__ = [
 
 
 def _plt() -> Any:
-    import matplotlib
-
+    """matplotlib's pyplot on the Agg backend; without matplotlib, the 'analysis' extra's error."""
+    matplotlib = import_optional("matplotlib", extra="analysis", purpose="the report's plots")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return import_optional("matplotlib.pyplot", extra="analysis", purpose="the report's plots")
 
 
 def _png(fig: Any) -> bytes:
