@@ -2,7 +2,7 @@
 
 presdep eval --run-dir DIR [--qrels PATH]
 presdep eval RUN QRELS [-m MEASURE ...] [-l LEVEL] [-q] [--json PATH]   (any TREC run file)
-presdep report RUN_DIR [RUN_DIR ...] --out DIR [--seed N]   (= scripts/report.py)
+presdep report RUN_DIR [RUN_DIR ...] --out DIR [--seed N] [--label L ...]   (= scripts/report.py)
 """
 
 from __future__ import annotations
@@ -74,6 +74,14 @@ def register(sub: Subparsers) -> None:
     rp.add_argument("run_dirs", nargs="+", help="run folders with psi/psi_metrics.json")
     add_out(rp, "output folder", required=True)
     rp.add_argument("--seed", type=int, default=0, help="seed of the paired tests")
+    rp.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="repeatable, one per run folder in order: its name in the report (default: the "
+        "folder's name; two folders with one label are refused)",
+    )
 
 
 def _cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -127,6 +135,6 @@ def _eval_files(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.report import write_report
 
-    md, page = write_report(args.run_dirs, args.out, seed=args.seed)
+    md, page = write_report(args.run_dirs, args.out, seed=args.seed, labels=args.label)
     log.info("wrote %s and %s", md, page)
     return EXIT_OK
