@@ -119,3 +119,33 @@ def test_no_common_judged_query_and_missing_files(files, tmp_path: Path, caplog)
     assert "is not a file" in caplog.text
     assert main(["compare", str(a), str(qrels), str(a)]) == 2  # B is qrels, QRELS is a run
     assert "swapped?" in caplog.text
+
+
+def test_dl19_bm25_against_its_reverse_pairs_eval_per_query_values(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """On DL19's BM25 run: A's per-query values are ``presdep eval``'s; a run against itself
+    differs by 0 (p = 1); the reversed run is worse, and significantly so."""
+    from presentation_dependence.records import Run, RunEntry
+    from presentation_dependence.runners import evaluate_run
+
+    folder = shared_data / "trec-dl19-passage"
+    run_path, qrels_path = folder / "bm25_top100_dl19.trec", folder / "qrels.dl19-passage.txt"
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    reverse = Run(
+        {
+            q: tuple(RunEntry(q, e.docid, e.rank, -e.score, "rev") for e in rows)
+            for q, rows in run.entries.items()
+        }
+    )
+    cfg = EvalConfig(measures=["nDCG@10", "AP"], relevance_level=2, judged_k=None)
+    result = compare_runs(run, reverse, qrels, cfg)
+    evaluated = evaluate_run(run, qrels, cfg)
+    assert result["num_queries"] == evaluated["num_queries"] == 43
+    for q, values in result["per_query"].items():
+        assert {n: v[0] for n, v in values.items()} == evaluated["per_query"][q]
+    ndcg = result["comparison"]["nDCG@10"]
+    assert ndcg["mean_a"] == pytest.approx(evaluated["mean"]["nDCG@10"])
+    assert ndcg["mean_diff"] < 0 and ndcg["ci_high"] < 0 and ndcg["permutation_p"] < 0.01
+    same = compare_files(run_path, run_path, qrels_path, cfg)["comparison"]["AP"]
+    assert same["mean_diff"] == 0.0 and same["bootstrap_p"] == 1.0 and same["permutation_p"] == 1.0
