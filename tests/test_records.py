@@ -175,3 +175,16 @@ def test_qrels_and_topics_round_trip() -> None:
     topics = Topics({"q1": "first", "2": "second"})
     back = Topics.from_dict(_json_round(topics.to_dict()))
     assert back == topics and "q1" in back and back["2"] == "second" and len(back) == 2
+
+
+def test_candidate_without_a_rank_ties_at_one_and_keeps_input_order() -> None:
+    """``Candidate(docid, text)``: no first stage; score ties fall back to the input order."""
+    cands = (Candidate("x", "one"), Candidate("y", "two"), Candidate("z", "three"))
+    assert [c.rank for c in cands] == [1, 1, 1]
+    assert Candidate.from_dict({"docid": "x", "text": "one"}) == cands[0]
+    res = RankResult.from_scores(Query("q", "t"), cands, [1.0, 2.0, 1.0])
+    assert [it.candidate.docid for it in res.ranked()] == ["y", "x", "z"]
+    # Mixed with ranked candidates, an unranked one ties with rank 1 (input order decides).
+    mixed = (Candidate("r2", "", 2), Candidate("u", ""), Candidate("r1", "", 1))
+    res = RankResult.from_scores(Query("q", "t"), mixed, [0.0, 0.0, 0.0])
+    assert [it.candidate.docid for it in res.ranked()] == ["u", "r1", "r2"]

@@ -17,7 +17,9 @@ The Python API (names load on first use, so ``import presentation_dependence`` s
   :class:`EvalConfig`, :func:`load_dataset`
 * files: :func:`read_run`, :func:`write_run`, :func:`read_qrels`, :func:`read_rankllm_json`,
   :func:`write_rankllm_results`
-* evaluation: :func:`evaluate_run`, :func:`evaluate_files`, :func:`parse_measure`
+* evaluation: :func:`evaluate_run`, :func:`evaluate_files`, :func:`parse_measure`; two runs
+  paired: :func:`compare_runs`, :func:`compare_files` (and :func:`paired_bootstrap`,
+  :func:`paired_permutation_test` over any per-query values)
 * order metrics: :func:`tau_psi`, :func:`kendall_tau_b`, :func:`mean_pairwise_tau`,
   :func:`ndcg_at_k`, :func:`ndcg_per_presentation`, :func:`delta_ndcg`, :func:`rank_variance`,
   :func:`score_variance`, :func:`zeng_psi`, :func:`retained_set`, :func:`mean_pairwise_jaccard`,
@@ -63,7 +65,14 @@ _EXPORTS: dict[str, str] = {
         ("read_rankllm_json", "write_rankllm_results"), "presentation_dependence.io.rankllm_json"
     ),
     **dict.fromkeys(
-        ("EvalManager", "ExperimentManager", "evaluate_files", "evaluate_run"),
+        (
+            "EvalManager",
+            "ExperimentManager",
+            "compare_files",
+            "compare_runs",
+            "evaluate_files",
+            "evaluate_run",
+        ),
         "presentation_dependence.runners",
     ),
     "parse_measure": "presentation_dependence.metrics.measures",
@@ -77,6 +86,8 @@ _EXPORTS: dict[str, str] = {
             "mean_with_ci",
             "ndcg_at_k",
             "ndcg_per_presentation",
+            "paired_bootstrap",
+            "paired_permutation_test",
             "rank_variance",
             "retained_set",
             "score_variance",
@@ -111,6 +122,8 @@ __all__ = [
     "Topics",
     "__version__",
     "build_reranker",
+    "compare_files",
+    "compare_runs",
     "delta_ndcg",
     "evaluate_files",
     "evaluate_run",
@@ -124,6 +137,8 @@ __all__ = [
     "mean_with_ci",
     "ndcg_at_k",
     "ndcg_per_presentation",
+    "paired_bootstrap",
+    "paired_permutation_test",
     "parse_measure",
     "rank_variance",
     "read_qrels",
@@ -170,6 +185,8 @@ if TYPE_CHECKING:
         mean_with_ci,
         ndcg_at_k,
         ndcg_per_presentation,
+        paired_bootstrap,
+        paired_permutation_test,
         rank_variance,
         retained_set,
         score_variance,
@@ -199,6 +216,8 @@ if TYPE_CHECKING:
     from presentation_dependence.runners import (
         EvalManager,
         ExperimentManager,
+        compare_files,
+        compare_runs,
         evaluate_files,
         evaluate_run,
     )

@@ -10,7 +10,8 @@ trec_eval (and pytrec_eval) orders a query's documents by score and breaks score
 document id, ignoring the rank column. Expected-grade scores can tie. :meth:`RankResult.from_scores`
 therefore fixes the rank deterministically (score descending, then first-stage rank, then input
 position), and :func:`presentation_dependence.io.trec.write_run` writes *tie-safe* scores so that
-trec_eval sees the same order (see ``docs/RUN-ARTIFACTS.md``).
+trec_eval sees the same order (see ``docs/RUN-ARTIFACTS.md``). A :class:`Candidate` built without
+a rank has rank 1, so candidates without first-stage ranks tie there and keep their input order.
 """
 
 from __future__ import annotations
@@ -60,12 +61,15 @@ class Candidate:
     """One candidate document as the first stage delivered it.
 
     ``rank`` is the 1-based first-stage rank, ``score`` the first-stage score (``nan`` when the
-    source gives none).
+    source gives none). Without a first stage, ``Candidate(docid, text)`` takes ``rank=1``:
+    candidates without a rank all tie at 1, so :meth:`RankResult.from_scores` breaks score ties
+    by their input position (the order you pass them in), and ``IdentityReranker`` keeps that
+    order. Give real ranks (``rank=i + 1``) when the list comes from a retriever.
     """
 
     docid: str
     text: str
-    rank: int
+    rank: int = 1
     score: float = math.nan
 
     def __post_init__(self) -> None:
@@ -88,7 +92,7 @@ class Candidate:
         return cls(
             docid=str(d["docid"]),
             text=str(d.get("text", "")),
-            rank=int(d["rank"]),
+            rank=int(d.get("rank", 1)),
             score=math.nan if score is None else float(score),
         )
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.optional import install_command
 
 __all__ = [
     "JVM_ROOTS",
@@ -71,9 +72,7 @@ def check_module(
         return None
     pkg = pip_name or module
     fix = (
-        f"install the '{extra}' extra (uv pip install -e '.[{extra}]') or 'uv pip install {pkg}'"
-        if extra
-        else f"uv pip install {pkg}"
+        f"install the '{extra}' extra: {install_command(extra)}" if extra else f"pip install {pkg}"
     )
     return Problem(f"{module} not installed", f"the Python package '{pkg}' is not importable", fix)
 

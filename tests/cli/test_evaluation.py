@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,15 @@ def test_eval_usage_errors_exit_2(tmp_path: Path, caplog, args: list[str], messa
     assert message in caplog.text
 
 
+def test_eval_with_run_and_qrels_swapped_says_so(tmp_path: Path, caplog) -> None:
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 2.0 t\n")
+    qrels.write_text("q1 0 a 1\n")
+    assert main(["eval", str(qrels), str(run)]) == 2
+    assert f"{qrels}:1: expected 6 columns, got 4" in caplog.text
+    assert "looks like TREC qrels" in caplog.text and "swapped?" in caplog.text
+
+
 def test_report_writes_the_files_of_its_script(psi_runs: Path, tmp_path: Path) -> None:
     runs = [str(psi_runs / "off-the-shelf"), str(psi_runs / "oc-sft")]
     assert main(["report", *runs, "--out", str(tmp_path / "cli"), "--seed", "3"]) == 0
@@ -80,6 +90,19 @@ def test_report_writes_the_files_of_its_script(psi_runs: Path, tmp_path: Path) -
     assert names == files_under(tmp_path / "script")
     md = (tmp_path / "cli" / "report.md").read_text()
     assert md == (tmp_path / "script" / "report.md").read_text() and "random_shuffle" in md
+
+
+def test_report_without_matplotlib_names_the_extra(
+    psi_runs: Path, tmp_path: Path, caplog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("matplotlib", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, name, None)  # import matplotlib -> ImportError
+    out = tmp_path / "r"
+    assert main(["report", str(psi_runs / "off-the-shelf"), "--out", str(out)]) == 2
+    assert "internal error" not in caplog.text
+    assert "the report's plots needs the 'matplotlib' package" in caplog.text
+    assert "pip install 'presentation-dependence[analysis]'" in caplog.text
+    assert not out.exists()
 
 
 def test_report_of_a_folder_without_psi_is_bad_input(tmp_path: Path, caplog) -> None:

@@ -112,7 +112,8 @@ def _listed(capsys, argv: list[str]) -> list[str]:
 
 def test_help_lists_every_subcommand(capsys) -> None:
     assert _listed(capsys, []) == [
-        *("run", "psi", "psi-runs", "qa", "eval", "report", "configs", "init", "schema"),
+        *("run", "psi", "psi-runs", "qa", "eval", "compare", "report", "configs", "init"),
+        "schema",
         *("judge", "noise", "gate", "silver", "train", "select-lambda", "student", "study"),
     ]
     assert _listed(capsys, ["student"]) == ["list", "show", "verify", "export"]

@@ -4,7 +4,6 @@ and errors with line numbers."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,7 @@ def test_round_trip_and_jsonl(tmp_path: Path) -> None:
     back = read_rankllm_json(path)
     assert [r.query for r in back] == [r.query for r in reqs]
     assert back[0].candidates[0] == reqs[0].candidates[0]
-    assert math.isnan(back[0].candidates[1].score)
+    assert back[0].candidates[1].score == 0.5  # no score: 1 / rank, never null
     jsonl = tmp_path / "r.jsonl"
     jsonl.write_text("".join(json.dumps(o) + "\n" for o in json.loads(path.read_text())))
     assert [r.query for r in read_rankllm_json(jsonl)] == [r.query for r in reqs]
@@ -204,3 +203,19 @@ def test_reranked_results_round_trip_in_rank_order(tmp_path: Path) -> None:
     (back,) = read_rankllm_json(path)  # a valid request for a next stage
     assert [c.docid for c in back.candidates] == [it.candidate.docid for it in result.ranked()]
     assert [c.text for c in back.candidates] == [it.candidate.text for it in result.ranked()]
+
+
+@pytest.mark.parametrize("layout", ["candidates", "hits"])
+def test_written_scores_are_numbers_rank_llm_accepts(tmp_path: Path, layout: str) -> None:
+    """rank_llm's Candidate.score is a float (its reader refuses null): a candidate without a
+    score gets 1 / rank, rank_llm's own positional score; a known score is written as it is."""
+    cands = (Candidate("a", "A", 1, 7.5), Candidate("b", "B", 2), Candidate("c", "C"))
+    path = write_rankllm_json(
+        [RerankRequest(Query("q", "t"), cands)], tmp_path / "r.json", layout=layout
+    )
+    (obj,) = json.loads(path.read_text())
+    scores = [c["score"] for c in obj[layout]]
+    assert all(isinstance(s, float) for s in scores)
+    # rank_llm's rank is the list position; a RankGPT hit carries its own (c has rank 1).
+    assert scores == ([7.5, 0.5, 1 / 3] if layout == "candidates" else [7.5, 0.5, 1.0])
+    assert "null" not in path.read_text()

@@ -109,6 +109,17 @@ def test_run_wrong_column_count(tmp_path: Path) -> None:
     assert "6 columns" in str(err)
 
 
+def test_qrels_given_as_run_and_run_as_qrels_say_swapped(tmp_path: Path) -> None:
+    qrels = _file(tmp_path, "q.txt", "q 0 a 2\n")
+    assert "swapped?" in str(_raises_at(qrels, 1, read_run))
+    run = _file(tmp_path, "r.trec", "q Q0 a 1 1.5 tag\n")
+    err = str(_raises_at(run, 1, read_qrels))
+    assert "expected 4 columns, got 6" in err and "looks like a TREC run" in err
+    assert "swapped?" in err
+    # A malformed line that is neither keeps the plain fix.
+    assert "swapped" not in str(_raises_at(_file(tmp_path, "x.trec", "q Q0 a\n"), 1, read_run))
+
+
 def test_run_non_numeric_score(tmp_path: Path) -> None:
     path = _file(tmp_path, "r.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 high t\n")
     assert "score" in str(_raises_at(path, 2, read_run))

@@ -65,7 +65,7 @@ def test_jsonl_and_records_roundtrip(tmp_path: Path, items_file: Path) -> None:
 
 def test_reward_bench_2_needs_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
-    with pytest.raises(ConfigError, match="pip install datasets"):
+    with pytest.raises(ConfigError, match=r"pip install 'presentation-dependence\[hub\]'"):
         load_response_set(ResponseDataConfig(dataset="reward-bench-2"))
 
 

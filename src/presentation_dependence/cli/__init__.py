@@ -1,7 +1,7 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
 presdep run | psi | psi-runs | qa     rerank, and measure order instability  (cli/runs.py)
-presdep eval | report                 effectiveness, the order-instability report  (cli/evaluation.py)
+presdep eval | compare | report       effectiveness, two runs paired, the order-instability report  (cli/evaluation.py)
 presdep configs | init | schema       the configs  (cli/project.py)
 presdep judge | noise | gate          LLM-as-judge placement, rerun noise, the gate  (cli/judge.py)
 presdep silver | train | select-lambda   silver labels and students  (cli/training.py)

@@ -20,7 +20,8 @@ text is the first of ``doc``'s ``text``, ``segment``, ``contents``, ``content``,
 BEIR convention of :mod:`presentation_dependence.io.beir`). Ids may be JSON numbers and are read
 as strings. A candidate's first-stage ``rank`` is its 1-based position (or a hit's ``rank``), its
 ``score`` may be missing or null (read as NaN). Errors name the line where the offending query
-or candidate object starts.
+or candidate object starts. Written files always carry a numeric ``score`` (rank_llm's reader
+refuses null): a candidate without one gets 1 / its rank, as rank_llm scores by position.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from presentation_dependence.records import Candidate, Query, RankResult, Rerank
 
 __all__ = [
     "doc_text",
+    "rank_score",
     "read_rankllm_json",
     "request_from_obj",
     "write_rankllm_json",
@@ -309,8 +311,11 @@ def _dump(objects: list[dict[str, Any]], path: str | Path) -> Path:
     return atomic_write_text(path, text)
 
 
-def _score(x: float) -> float | None:
-    return None if math.isnan(x) else x
+def rank_score(c: Candidate, rank: int) -> float:
+    """The score written for ``c`` at 1-based ``rank``: its own score when it has one, else
+    ``1 / rank``, the score rank_llm gives a candidate by its position (its
+    ``shuffle_and_rescore``). rank_llm's ``Candidate.score`` is a float: null is refused."""
+    return 1.0 / rank if math.isnan(c.score) else c.score
 
 
 def write_rankllm_json(
@@ -319,9 +324,11 @@ def write_rankllm_json(
     """Write ``requests`` as rank_llm requests (``layout="candidates"``) or RankGPT ones, atomically.
 
     ``query`` is written as ``{"text", "qid"}`` (so a query without candidates keeps its id).
-    RankGPT hits carry ``qid``, ``docid``, ``content``, ``rank`` and ``score`` (null when
-    unknown); rank_llm candidates ``docid``, ``score`` and ``doc: {"text"}``. A path ending
-    ``.jsonl`` gets JSON lines, any other a JSON array.
+    RankGPT hits carry ``qid``, ``docid``, ``content``, ``rank`` and ``score``; rank_llm
+    candidates ``docid``, ``score`` and ``doc: {"text"}``, in list order (rank_llm's rank). The
+    score is always a number (:func:`rank_score`): the candidate's own, else 1 / its rank (the
+    hit's ``rank``; a rank_llm candidate's position). A path ending ``.jsonl`` gets JSON lines,
+    any other a JSON array.
     """
     if layout not in ("hits", "candidates"):
         raise ValueError(
@@ -332,8 +339,8 @@ def write_rankllm_json(
         q = {"text": r.query.text, "qid": r.query.qid}
         if layout == "candidates":
             items: list[dict[str, Any]] = [
-                {"docid": c.docid, "score": _score(c.score), "doc": {"text": c.text}}
-                for c in r.candidates
+                {"docid": c.docid, "score": rank_score(c, pos), "doc": {"text": c.text}}
+                for pos, c in enumerate(r.candidates, start=1)
             ]
         else:
             items = [
@@ -342,7 +349,7 @@ def write_rankllm_json(
                     "qid": r.query.qid,
                     "docid": c.docid,
                     "rank": c.rank,
-                    "score": _score(c.score),
+                    "score": rank_score(c, c.rank),
                 }
                 for c in r.candidates
             ]

@@ -48,6 +48,41 @@ def _empty(path: Path, what: str, fix: str) -> InputFormatError:
     return InputFormatError(path, None, what, "an empty file", fix)
 
 
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _swapped_fix(cols: list[str], fix: str) -> str:
+    """``fix``, led by "swapped?" when a run line looks like qrels or a qrels line like a run.
+
+    A qrels line is ``qid iter docid grade`` (grade an integer); a run line ``qid Q0 docid rank
+    score tag`` (rank an integer, score a number).
+    """
+    if len(cols) == 4 and _is_int(cols[3]):
+        return (
+            "this line looks like TREC qrels ('qid iter docid grade'), not a run: were the run "
+            f"and the qrels swapped? Give the run file first (e.g. presdep eval RUN QRELS); else {fix}"
+        )
+    if len(cols) == 6 and _is_int(cols[3]) and _is_number(cols[4]):
+        return (
+            "this line looks like a TREC run ('qid Q0 docid rank score tag'), not qrels: were the "
+            f"run and the qrels swapped? Give the qrels file second (e.g. presdep eval RUN QRELS); "
+            f"else {fix}"
+        )
+    return fix
+
+
 def read_run(
     path: str | Path,
     *,
@@ -70,7 +105,11 @@ def read_run(
         cols = line.split()
         if len(cols) != 6:
             raise InputFormatError(
-                path, lineno, "6 columns", f"{len(cols)}: {line.strip()!r}", RUN_FIX
+                path,
+                lineno,
+                "6 columns",
+                f"{len(cols)}: {line.strip()!r}",
+                _swapped_fix(cols, RUN_FIX),
             )
         qid, _q0, docid, rank_s, score_s, tag = cols
         rank = parse_int(path, lineno, rank_s, "rank (column 4)", RUN_FIX)
@@ -198,7 +237,11 @@ def read_qrels(path: str | Path) -> Qrels:
         cols = line.split()
         if len(cols) != 4:
             raise InputFormatError(
-                path, lineno, "4 columns", f"{len(cols)}: {line.strip()!r}", QRELS_FIX
+                path,
+                lineno,
+                "4 columns",
+                f"{len(cols)}: {line.strip()!r}",
+                _swapped_fix(cols, QRELS_FIX),
             )
         qid, _iter, docid, grade_s = cols
         grade = parse_int(path, lineno, grade_s, "grade (column 4)", QRELS_FIX)

@@ -36,6 +36,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.judge.item_fields import Site, json_lines, json_list
 from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.optional import import_optional
 from presentation_dependence.registry import Registry
 
 __all__ = [
@@ -242,13 +243,9 @@ def load_reward_bench_2(cfg: ResponseDataConfig) -> Iterator[ResponseItem]:
 
     Rows are read one by one; nothing is mapped or cached with a random draw inside.
     """
-    try:
-        import datasets
-    except ImportError:
-        raise ConfigError(
-            "reward-bench-2 is read from the hub with the 'datasets' package, which is not "
-            "installed. Fix: pip install datasets (needs network), or use a local set"
-        ) from None
+    datasets = import_optional(
+        "datasets", extra="hub", purpose="reward-bench-2 (read from the hub; needs network)"
+    )
     ds = datasets.load_dataset("allenai/reward-bench-2", split=cfg.split, revision=cfg.revision)
     fix = "pin data.revision to a release of allenai/reward-bench-2, or report the row"
     for idx, row in enumerate(ds):

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.optional import import_optional
+
 __all__ = [
     "chips_figure",
     "learning_curve",
@@ -18,12 +20,10 @@ __all__ = [
 
 
 def _plt() -> Any:
-    import matplotlib
-
+    """matplotlib's pyplot on the Agg backend; without matplotlib, the 'analysis' extra's error."""
+    matplotlib = import_optional("matplotlib", extra="analysis", purpose="the report's plots")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return import_optional("matplotlib.pyplot", extra="analysis", purpose="the report's plots")
 
 
 def _png(fig: Any) -> bytes:
@@ -156,15 +156,20 @@ def tau_psi_figure(rows: Sequence[Mapping[str, Any]]) -> Any:
     return fig
 
 
-def mean_grade_by_slot(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
+def mean_grade_by_slot(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]], ylabel: str = "mean score"
+) -> bytes:
     """PNG of :func:`slot_means_figure`."""
-    return _png(slot_means_figure(series))
+    return _png(slot_means_figure(series, ylabel))
 
 
-def slot_means_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> Any:
+def slot_means_figure(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]], ylabel: str = "mean score"
+) -> Any:
     """Mean score by slot under shuffled presentations (content averages out; the slot remains).
 
-    Slots are 1-based integers; the axis ticks only integers.
+    One line per series. Slots are 1-based integers; the axis ticks only integers. ``ylabel``
+    says what the scores are ("mean score (expected grade)" for a grade readout only).
     """
     plt = _plt()
     from matplotlib.ticker import MaxNLocator
@@ -174,7 +179,7 @@ def slot_means_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> An
         ax.plot(slots, means, marker="o", markersize=3, label=label.lstrip("_"))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("slot in the prompt (1 = first)")
-    ax.set_ylabel("mean score (expected grade)")
+    ax.set_ylabel(ylabel)
     ax.set_title("Mean score by slot over shuffled presentations", fontsize=9)
     ax.legend(fontsize=7)
     return fig

@@ -17,13 +17,17 @@ from presentation_dependence.io.atomic import atomic_write_bytes, atomic_write_t
 from presentation_dependence.metrics.decisions import retained_set
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
 from presentation_dependence.report import figures
+from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, block_paradigm
 from presentation_dependence.robustness.store import NULL
+from presentation_dependence.runners.run_folder import PROVENANCE, invocations
 from presentation_dependence.seeding import rng_from
 
-__all__ = ["load_psi_run", "write_report"]
+__all__ = ["load_psi_run", "run_labels", "slot_axis_label", "slot_series", "write_report"]
 
 
-def load_psi_run(run_dir: Path) -> dict[str, Any]:
+def load_psi_run(run_dir: Path, label: str | None = None) -> dict[str, Any]:
+    """A PSI run folder's config, metrics and columns; ``label`` names it in the report (default:
+    the folder's name)."""
     metrics_path = run_dir / "psi" / "psi_metrics.json"
     if not metrics_path.exists():
         raise PresdepError(f"{metrics_path} missing: run 'presdep psi CONFIG --run-dir {run_dir}'")
@@ -35,11 +39,61 @@ def load_psi_run(run_dir: Path) -> dict[str, Any]:
         "config": cfg,
         "metrics": json.loads(metrics_path.read_text("utf-8")),
         "cols": cols,
-        "label": _label(cfg),
+        "label": label or run_dir.name,
+        "system": _system(cfg),
+        "grades": _scores_are_grades(run_dir, cfg),
     }
 
 
-def _label(cfg: dict[str, Any]) -> str:
+def run_labels(run_dirs: Sequence[Path], labels: Sequence[str] | None = None) -> list[str]:
+    """One label per run folder: ``labels`` (``--label``), else each folder's name, with as many
+    parent folders as it takes to tell folders of the same name apart (``a/psi``, ``b/psi``).
+
+    Two folders with one label are refused (the report's rows, paired tests and plot lines are
+    keyed by it; one would silently hide the other).
+    """
+    if labels:
+        if len(labels) != len(run_dirs):
+            raise PresdepError(
+                f"presdep report: {len(labels)} --label for {len(run_dirs)} run folders. Fix: give "
+                "one --label per run folder, in the order of the folders"
+            )
+        chosen = [str(x) for x in labels]
+    else:
+        parts = [Path(d).resolve().parts for d in run_dirs]
+        chosen = [_short_name(p, parts[:i] + parts[i + 1 :]) for i, p in enumerate(parts)]
+    seen: dict[str, Path] = {}
+    for label, d in zip(chosen, run_dirs, strict=True):
+        if label in seen:
+            raise PresdepError(
+                f"presdep report: {seen[label]} and {d} have the same label {label!r}. Fix: "
+                "give each run folder once, and its own name with --label (one per folder)"
+            )
+        seen[label] = Path(d)
+    return chosen
+
+
+def _short_name(parts: tuple[str, ...], others: Sequence[tuple[str, ...]]) -> str:
+    """The last ``k`` parts of a path, ``k`` the fewest that no other path ends in (the name
+    alone for a folder given twice: refused as a duplicate label)."""
+    for k in range(1, len(parts) + 1):
+        if all(o[-k:] != parts[-k:] for o in others):
+            return "/".join(parts[-k:])
+    return parts[-1]
+
+
+def _scores_are_grades(run_dir: Path, cfg: dict[str, Any]) -> bool:
+    """Whether the folder's scores are expected grades: its own reranker's scores (not another
+    system's runs, ``presdep psi-runs``) and that reranker reads grades (GRADE_SCALE_PARADIGMS)."""
+    provenance = run_dir / PROVENANCE
+    if provenance.is_file():
+        records = invocations(json.loads(provenance.read_text(encoding="utf-8")))
+        if any(r.get("phase") == "psi-runs" for r in records):
+            return False
+    return block_paradigm(cfg.get("reranker")) in GRADE_SCALE_PARADIGMS
+
+
+def _system(cfg: dict[str, Any]) -> str:
     """The config id, plus the adapter's folder for a trained student (same config, new adapter)."""
     block = cfg.get("reranker") or {}
     if block.get("adapter"):
@@ -176,7 +230,8 @@ def _chips(run: dict[str, Any]) -> bytes | None:
     return figures._png(fig)
 
 
-def _slot_means(runs: Sequence[dict[str, Any]]) -> bytes:
+def slot_series(runs: Sequence[dict[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{"label / variant": (slots, mean score at each slot)}`` of every perturbed variant."""
     series = {}
     for r in runs:
         cols = r["cols"]
@@ -190,14 +245,28 @@ def _slot_means(runs: Sequence[dict[str, Any]]) -> bytes:
                 uniq,
                 np.array([cols["score"][mask][slots == s].mean() for s in uniq]),
             )
-    return figures.mean_grade_by_slot(series)
+    return series
+
+
+def slot_axis_label(runs: Sequence[dict[str, Any]]) -> str:
+    """The slot plot's y-axis: "expected grade" only when every run's scores are expected grades."""
+    return "mean score (expected grade)" if all(r["grades"] for r in runs) else "mean score"
 
 
 def write_report(
-    run_dirs: Sequence[str | Path], out_dir: str | Path, *, seed: int = 0
+    run_dirs: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    labels: Sequence[str] | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``report.md``, ``report.html`` and the PNGs into ``out_dir``."""
-    runs = [load_psi_run(Path(d)) for d in run_dirs]
+    """Write ``report.md``, ``report.html`` and the PNGs into ``out_dir``.
+
+    Each run folder is labelled by its name, or by ``labels`` (one per folder): see
+    :func:`run_labels`.
+    """
+    dirs = [Path(d) for d in run_dirs]
+    runs = [load_psi_run(d, label) for d, label in zip(dirs, run_labels(dirs, labels), strict=True)]
     out = Path(out_dir)
     bars = []
     for r in runs:
@@ -211,7 +280,7 @@ def write_report(
             )
     pngs = {
         "tau_psi.png": figures._png(figures.tau_psi_figure(bars)),
-        "slot_means.png": _slot_means(runs),
+        "slot_means.png": figures.mean_grade_by_slot(slot_series(runs), slot_axis_label(runs)),
     }
     chips = _chips(runs[0])
     if chips is not None:
@@ -221,7 +290,7 @@ def write_report(
     md = [
         "# Order-instability report",
         "",
-        "Run folders: " + ", ".join(f"`{r['dir']}`" for r in runs),
+        "Run folders: " + ", ".join(f"`{r['label']}` = `{r['dir']}` ({r['system']})" for r in runs),
         "",
         "Means over queries with 95% seeded bootstrap intervals; `same_order` is the null "
         "(the given order scored again). nDCG in the given order and as the mean over shuffled "

@@ -22,11 +22,13 @@ from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.registry import Registry
 
 __all__ = [
+    "GRADE_SCALE_PARADIGMS",
     "RERANKERS",
     "Paradigm",
     "Reranker",
     "RerankerConfig",
     "RerankerOptions",
+    "block_paradigm",
     "build_reranker",
     "reranker_block",
 ]
@@ -40,6 +42,11 @@ class Paradigm(str, enum.Enum):
     LISTWISE_READOUT = "listwise-readout"  # B candidates per prompt, grades read at fixed slots
     GENERATIVE_LISTWISE = "generative-listwise"  # the model writes a permutation
     MITIGATION = "mitigation"  # wraps another reranker (BSC, CapCal, ...)
+
+
+#: Paradigms whose scores are expected grades on the 0-3 scale (the readout, and the mitigations
+#: around it). The others score on a scale of their own (a bi-encoder's cosines, 1 / rank).
+GRADE_SCALE_PARADIGMS = (Paradigm.LISTWISE_READOUT, Paradigm.MITIGATION)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,15 @@ class Reranker(Protocol):
 
 
 RERANKERS: Registry[type[Reranker]] = Registry("reranker_class")
+
+
+def block_paradigm(block: Any) -> Paradigm | None:
+    """The paradigm of the reranker that a config's ``reranker`` block (plain data, as a run
+    folder's resolved_config.yaml holds it) names; None when it names no registered reranker."""
+    name = block.get("reranker_class") if isinstance(block, Mapping) else None
+    if not isinstance(name, str) or name not in RERANKERS:
+        return None
+    return Paradigm(RERANKERS.get(name).paradigm)
 
 
 @dataclass(frozen=True)

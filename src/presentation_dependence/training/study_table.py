@@ -13,7 +13,7 @@ import numpy as np
 
 from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
-from presentation_dependence.rerankers.base import RERANKERS, Paradigm
+from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, Paradigm, block_paradigm
 from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
 from presentation_dependence.runners.run_folder import recorded_cpus
@@ -43,23 +43,14 @@ def _fmt(x: float | None, ci: Mapping[str, Any] | None = None) -> str:
     return f"{x:.3f}"
 
 
-# Paradigms whose scores are expected grades on the 0-3 scale: the collapse rule compares
-# their spread with the off-the-shelf readout's. Others (a bi-encoder teacher's cosines) are
-# on a scale of their own.
-GRADE_SCALE_PARADIGMS = (Paradigm.LISTWISE_READOUT, Paradigm.MITIGATION)
-
-
 def run_paradigm(folder: Path) -> str | None:
     """The paradigm of the reranker named in a run folder's resolved_config.yaml (None when
     the file or the name is missing or not registered here)."""
     path = folder / "resolved_config.yaml"
     if not path.exists():
         return None
-    block = read_yaml_mapping(path).get("reranker") or {}
-    name = block.get("reranker_class") if isinstance(block, Mapping) else None
-    if not isinstance(name, str) or name not in RERANKERS:
-        return None
-    return Paradigm(RERANKERS.get(name).paradigm).value
+    paradigm = block_paradigm(read_yaml_mapping(path).get("reranker"))
+    return None if paradigm is None else paradigm.value
 
 
 def run_figures(
