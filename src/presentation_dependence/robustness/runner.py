@@ -73,16 +73,20 @@ class PSIRunner(StageCommand):
         }
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
-        same = path.exists() and path.read_text(encoding="utf-8") == text
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        if old == text:
+            return
+        # Compared parsed: the same presentations in another query order (the data file's
+        # queries reordered) are the same (issue 38, defect 15); the file takes the new order.
+        same = old is not None and json.loads(old) == doc
         scored = any((self.psi / PER_QUERY).glob("*.npz"))
-        if path.exists() and not same and scored and not self.recompute_changed:
+        if old is not None and not same and scored and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
                 "robustness block changed. Fix: rerun with --recompute-changed to recompute the "
                 "changed queries, or use a new --run-dir."
             )
-        if not same:
-            self.folder.write_text(path.relative_to(self.folder.path), text)
+        self.folder.write_text(path.relative_to(self.folder.path), text)
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
