@@ -24,7 +24,7 @@ from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.presentations import score_presentations
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.robustness.analysis import analyse
+from presentation_dependence.robustness.analysis import analyse, no_order
 from presentation_dependence.robustness.store import (
     QueryScores,
     candidate_grades,
@@ -107,6 +107,8 @@ class PSIRunner(StageCommand):
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
+        if all(len(r.candidates) < 2 for r in dataset.requests):
+            raise no_order(len(dataset.requests))  # before any scoring (analysis.orderable)
         paths = resolved_data_paths(self.cfg.data)
         folder.freeze_config(self.cfg, resolved_paths=paths)
         qrels = self._qrels = dataset.qrels
