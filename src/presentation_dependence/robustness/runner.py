@@ -6,7 +6,9 @@ recorded in ``psi/presentations.json``), plus the same-order null (the given ord
 ``null_repeats`` times). Results go to ``psi/per_query/<qid>.npz`` atomically, so a killed run
 resumes; ``--shard k/n`` splits queries as ``presdep run`` does. When every query is done, the
 columnar ``psi/grade_distributions.npz`` and ``psi/psi_metrics.json`` are written.
-``from_scores=True`` recomputes the metrics from the columnar file with no model call.
+``from_scores=True`` recomputes the metrics from the columnar file with no model call, after
+checking that its candidates and judgements are still those of the data, when the data is on
+this machine (:mod:`.scores_check`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from presentation_dependence.errors import PresdepError
 from presentation_dependence.presentations import score_presentations
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.analysis import analyse, no_order
+from presentation_dependence.robustness.scores_check import check_stored_inputs
 from presentation_dependence.robustness.store import (
     QueryScores,
     candidate_grades,
@@ -102,6 +105,7 @@ class PSIRunner(StageCommand):
         if from_scores:
             if not columnar.exists():
                 raise PresdepError(f"--from-scores needs {columnar}; run 'presdep psi' first")
+            check_stored_inputs(self.cfg, columnar)  # the data and judgements now, if here
             folder.freeze_config(self.cfg)  # the scores must come from this config
             return self._analyse()
         dataset = load_dataset(self.cfg.data)
