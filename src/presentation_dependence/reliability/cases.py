@@ -9,6 +9,7 @@ from presentation_dependence.reliability.cases_runs import (
     HOSTED_CASES,
     KILL_CASES,
 )
+from presentation_dependence.reliability.cases_runs2 import RUN_CASES_2
 from presentation_dependence.reliability.cases_secrets import SECRET_CASES
 
 __all__ = ["CASES"]
@@ -20,4 +21,5 @@ CASES: list[Case] = [
     *CONCURRENCY_CASES,
     *SECRET_CASES,
     *HOSTED_CASES,
+    *RUN_CASES_2,
 ]
