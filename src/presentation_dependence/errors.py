@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -10,7 +12,28 @@ __all__ = [
     "PresdepError",
     "RegistryError",
     "RerankerContractError",
+    "shown",
 ]
+
+# How a value is echoed in an error: bounded, so that a huge value (a YAML alias bomb expands a
+# 600-byte file to billions of items) costs a line, not gigabytes (issue 38, defect 12).
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 2
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxset = _SHOWN.maxdict = 6
+_SHOWN.maxstring = _SHOWN.maxother = 120
+_SHOWN.maxlong = 40
+_SHOWN_MAX = 200
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` cut to at most 200 characters: every config error echoes values
+    through this.
+
+    >>> shown([[1, 2]] * 100)
+    '[[1, 2], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2], ...]'
+    """
+    text = _SHOWN.repr(value)
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 3] + "..."
 
 
 class PresdepError(Exception):

@@ -14,12 +14,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any, TypeVar
 
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, shown
 from presentation_dependence.registry import did_you_mean
 
 T = TypeVar("T")
 
-__all__ = ["build_dataclass", "check_counts", "check_type", "checked_options", "opt", "to_plain"]
+__all__ = [
+    "build_dataclass",
+    "check_counts",
+    "check_type",
+    "checked_options",
+    "opt",
+    "to_plain",
+]
 
 
 def opt(default: Any, help_: str) -> Any:
@@ -37,7 +44,7 @@ def checked_options(owner: object, options: Any, cls: type[T]) -> T:
     ``config_cls()``), checked to be a ``cls``."""
     opts = options if options is not None else getattr(owner, "config_cls", cls)()
     if not isinstance(opts, cls):
-        raise TypeError(f"{type(owner).__name__} takes {cls.__name__}, got {opts!r}")
+        raise TypeError(f"{type(owner).__name__} takes {cls.__name__}, got {shown(opts)}")
     return opts
 
 
@@ -50,7 +57,7 @@ def check_counts(obj: object, *names: str, nullable: bool = False, minimum: int 
             isinstance(v, bool) or not isinstance(v, int) or v < minimum
         ):
             null = " or null" if nullable else ""
-            raise ConfigError(f"{name} must be an integer >= {minimum}{null}, got {v!r}")
+            raise ConfigError(f"{name} must be an integer >= {minimum}{null}, got {shown(v)}")
 
 
 def _type_name(tp: Any) -> str:
@@ -72,50 +79,50 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
                 return check_type(value, arg, key)
             except ConfigError:
                 continue
-        raise ConfigError(f"{key}: {value!r} is not a valid {_type_name(tp)}", key=key)
+        raise ConfigError(f"{key}: {shown(value)} is not a valid {_type_name(tp)}", key=key)
     if tp is type(None):
         if value is None:
             return None
-        raise ConfigError(f"{key}: expected null, got {value!r}", key=key)
+        raise ConfigError(f"{key}: expected null, got {shown(value)}", key=key)
     if origin is typing.Literal:
         if value in typing.get_args(tp):
             return value
         choices = [str(a) for a in typing.get_args(tp)]
         raise ConfigError(
-            f"{key}: {value!r} is not one of {', '.join(choices)}.{did_you_mean(str(value), choices)}",
+            f"{key}: {shown(value)} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}",
             key=key,
         )
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{key}: expected a list, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected a list, got {shown(value)}", key=key)
         args = typing.get_args(tp)
         item_tp = args[0] if args else Any
         items = [check_type(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: expected a mapping, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected a mapping, got {shown(value)}", key=key)
         return dict(value)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected a number, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected a number, got {shown(value)}", key=key)
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected an integer, got {shown(value)}", key=key)
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected true or false, got {shown(value)}", key=key)
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected a string, got {value!r}", key=key)
+            raise ConfigError(f"{key}: expected a string, got {shown(value)}", key=key)
         return value
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
             raise ConfigError(
-                f"{key}: expected a mapping of {tp.__name__} fields, got {value!r}", key=key
+                f"{key}: expected a mapping of {tp.__name__} fields, got {shown(value)}", key=key
             )
         return build_dataclass(tp, value, key)
     return value
@@ -124,7 +131,7 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
 def build_dataclass(cls: type[T], raw: Mapping[str, Any], prefix: str = "") -> T:
     """Build ``cls`` from ``raw``; unknown keys and ill-typed values raise :class:`ConfigError`."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {raw!r}")
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {shown(raw)}")
     assert dataclasses.is_dataclass(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     hints = typing.get_type_hints(cls)

@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from presentation_dependence.errors import RegistryError
+from presentation_dependence.errors import RegistryError, shown
 
 T = TypeVar("T")
 
@@ -18,7 +18,10 @@ __all__ = ["Registry", "did_you_mean"]
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:
-    """A ' Did you mean ...?' suffix naming the closest choices, or ''."""
+    """A ' Did you mean ...?' suffix naming the closest choices, or '' (also for a name that is
+    not a string, or too long to be a typo of one)."""
+    if not isinstance(name, str) or len(name) > 200:
+        return ""
     close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
     if not close:
         lowered = {c.lower(): c for c in choices}
@@ -57,7 +60,7 @@ class Registry(Generic[T]):
         except KeyError:
             known = sorted(self._items)
             raise RegistryError(
-                f"unknown {self.kind} {name!r}.{did_you_mean(name, known)} "
+                f"unknown {self.kind} {shown(name)}.{did_you_mean(name, known)} "
                 f"Registered: {', '.join(known) or '(none)'}",
                 key=key,
             ) from None

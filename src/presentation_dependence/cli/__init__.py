@@ -13,7 +13,9 @@ subcommands: the same flags, the same package function (:func:`~.common.run_scri
 
 Exit codes (every command): 0 done; 1 only ``presdep gate``'s "fail beyond noise" (and
 ``study appendix audit --strict``'s broken artifact); 2 bad input (config, data, paths: the
-message names the problem and the fix); 3 an internal error (a bug: one line, the traceback with
+message names the problem and the fix), an environment error (a read-only or full disk, a file
+too large, a file where a folder is meant) or a truncated or corrupt file, each named with its
+path (:mod:`.failures`); 3 an internal error (a bug: one line, the traceback with
 ``--debug``); 130 interrupted; ``study plan`` and ``study stage run`` pass on the exit status of
 a failing step. Every message and traceback is redacted (:mod:`presentation_dependence.secrets`).
 """
@@ -35,6 +37,7 @@ from presentation_dependence.cli.common import (
     run_script,
     setup_logging,
 )
+from presentation_dependence.cli.failures import environment_problem
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.secrets import redact
 
@@ -71,9 +74,6 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 
-_PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the one place that turns exceptions into exit codes (module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -85,13 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PresdepError as e:
         log.error("%s", e)
         return EXIT_USER_ERROR
-    except _PATH_ERRORS as e:
-        log.error("%s: %s. Fix: check the path", e.strerror or type(e).__name__, e.filename)
-        return EXIT_USER_ERROR
     except KeyboardInterrupt:
         log.error("interrupted; rerun the same command to resume where it stopped")
         return EXIT_INTERRUPTED
     except Exception as e:
+        problem = environment_problem(e)
+        if problem is not None:
+            log.error("%s", problem)
+            if args.debug:
+                sys.stderr.write(redact(traceback.format_exc()))
+            return EXIT_USER_ERROR
         log.error(
             "internal error: %s: %s (a bug, not your input; rerun with --debug for the "
             "traceback and report it)",

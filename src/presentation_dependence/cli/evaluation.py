@@ -149,7 +149,7 @@ def _eval_files(args: argparse.Namespace) -> int:
     metrics = evaluate_files(args.run, args.qrels_file, cfg)
     sys.stdout.write(format_trec_eval(metrics, per_query=args.per_query))
     if args.json:
-        atomic_write_text(args.json, json.dumps(metrics, indent=1) + "\n")
+        atomic_write_text(args.json, json.dumps(metrics, indent=1, allow_nan=False) + "\n")
         log.info("wrote %s", args.json)
     if metrics["unjudged_queries"]:
         log.warning(

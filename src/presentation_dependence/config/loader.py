@@ -7,7 +7,11 @@ read ``PRESDEP__BLOCK__KEY=value``, the other families ``PRESDEP_<FAMILY>__BLOCK
 (``PRESDEP_TRAINING__LORA__R=8``), so one family's variables never reach another's configs.
 
 The file is read with ``yaml.safe_load``; errors name the file and, when the fault is a key
-of the file (an unknown key, a bad value, an unregistered name), its line.
+of the file (an unknown key, a bad value, an unregistered name), its line. YAML aliases are
+allowed, but a file (or an override value) that they expand to more than
+:data:`MAX_EXPANDED_VALUES` values is refused as it is read: a 600-byte "alias bomb" expands to
+billions, which every later step (the type check, the frozen config) would walk. Error messages
+echo values bounded (:func:`~presentation_dependence.fields.shown`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from presentation_dependence.registry import did_you_mean
 
 __all__ = [
     "ENV_PREFIX",
+    "MAX_EXPANDED_VALUES",
     "apply_overrides",
+    "check_expanded_size",
     "env_overrides",
     "env_prefix",
     "key_line",
@@ -38,6 +44,9 @@ __all__ = [
 
 T = TypeVar("T")
 ENV_PREFIX = "PRESDEP__"  # the experiment configs'
+#: The most values (mappings, lists and scalars, each counted wherever an alias repeats it) one
+#: config file or override value may hold; the largest shipped config holds a few hundred.
+MAX_EXPANDED_VALUES = 1_000_000
 
 
 def env_prefix(family: str) -> str:
@@ -47,8 +56,27 @@ def env_prefix(family: str) -> str:
     return f"PRESDEP_{re.sub(r'[^A-Za-z0-9]', '_', family).upper()}__"
 
 
+def check_expanded_size(value: Any, where: str, limit: int = MAX_EXPANDED_VALUES) -> None:
+    """Refuse ``value`` (parsed YAML) when it holds more than ``limit`` values, counting a
+    value shared through YAML aliases once per place it appears; stops counting at the limit."""
+    count, todo = 0, [value]
+    while todo:
+        item = todo.pop()
+        count += 1
+        if count > limit:
+            raise ConfigError(
+                f"{where}: expands to more than {limit:,} values (YAML aliases that repeat "
+                "each other, an 'alias bomb'?). Fix: write the values out, or use fewer aliases"
+            )
+        if isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+
+
 def read_yaml_mapping(path: Path, text: str | None = None) -> dict[str, Any]:
-    """``path`` parsed with ``yaml.safe_load``: a mapping (empty file: ``{}``), or ConfigError."""
+    """``path`` parsed with ``yaml.safe_load``: a mapping (empty file: ``{}``), or ConfigError
+    (also when aliases expand it beyond :data:`MAX_EXPANDED_VALUES` values)."""
     text = path.read_text(encoding="utf-8") if text is None else text
     try:
         raw = yaml.safe_load(text)
@@ -56,6 +84,7 @@ def read_yaml_mapping(path: Path, text: str | None = None) -> dict[str, Any]:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"{where}: not valid YAML: {getattr(e, 'problem', None) or e}") from None
+    check_expanded_size(raw, str(path))
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -100,6 +129,7 @@ def _parse_assignment(text: str, source: str) -> tuple[list[str], Any]:
         parsed = yaml.safe_load(value) if value.strip() else ""
     except yaml.YAMLError as e:
         raise ConfigError(f"{source}: value of {key!r} is not valid YAML: {e}") from None
+    check_expanded_size(parsed, f"{source}: value of {key!r}")
     return key.split("."), parsed
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, shown
 from presentation_dependence.fields import opt
 
 __all__ = ["DataConfig", "resolve_path"]
@@ -72,7 +72,7 @@ class DataConfig:
         for name in ("path", "run", "corpus", "topics", "qrels"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, (str, list)):
-                raise ConfigError(f"data.{name} must be a path or a list of paths, got {v!r}")
+                raise ConfigError(f"data.{name} must be a path or a list of paths, got {shown(v)}")
 
 
 def resolve_path(spec: PathSpec, key: str, *, required: bool = True) -> Path | None:

@@ -3,7 +3,8 @@
 The data goes to a temporary file in the destination folder (same file system), is flushed and
 fsynced, and then moved over the destination with :func:`os.replace`, which is atomic on POSIX and
 Windows. Parent folders are created. On any error the temporary file is removed and the
-destination is left untouched.
+destination is left untouched; an ``OSError`` that names no file (a full disk during the write)
+is raised again naming the destination.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             fh.flush()
             os.fsync(fh.fileno())
         Path(tmp).replace(target)  # os.replace: atomic on the same file system
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp).unlink()
+        if isinstance(e, OSError) and e.errno is not None and e.filename is None:  # ENOSPC
+            raise OSError(e.errno, e.strerror, str(target)) from e
         raise
     _fsync_dir(target.parent)
     return target

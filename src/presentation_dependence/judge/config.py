@@ -18,7 +18,7 @@ from typing import Any, Literal
 import yaml
 
 from presentation_dependence.config.loader import load_config
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, shown
 from presentation_dependence.fields import build_dataclass, opt, to_plain
 from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.gate import GateConfig
@@ -71,9 +71,10 @@ class JudgeBlock:
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> JudgeBlock:
         if not isinstance(raw, Mapping):
-            raise ConfigError(f"judge: expected a mapping, got {raw!r}")
+            raise ConfigError(f"judge: expected a mapping, got {shown(raw)}")
         raw = dict(raw)
-        name = str(raw.pop("judge_class", "transformers"))
+        name = raw.pop("judge_class", "transformers")
+        name = name if isinstance(name, str) else shown(name)  # unknown: named, bounded
         jcls = JUDGES.get(name, key="judge.judge_class")
         return cls(name, build_dataclass(jcls.config_cls, raw, "judge"))
 

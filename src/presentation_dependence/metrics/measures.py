@@ -6,7 +6,8 @@ Any name ``ir_measures`` parses (``nDCG@10``, ``RR@10``, ``AP``, ``Judged@10``, 
 ``R@100``), with the measure name matched case-insensitively (``ndcg@10``, ``mrr@10``, ``map``,
 ``recall@100``, ``judged@10``), and trec_eval's names (``ndcg_cut_10``, ``recip_rank``, ``map``,
 ``P_5``, ``recall_100``). An unknown name is a :class:`~presentation_dependence.errors.ConfigError`
-that suggests the closest names.
+that suggests the closest names; so is a cutoff below 1 (``nDCG@0``, ``P_0``), which pytrec_eval
+would abort the process on.
 
 Computation
 -----------
@@ -35,7 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from presentation_dependence.errors import ConfigError
+from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.records import Qrels, Run
 from presentation_dependence.registry import did_you_mean
 
@@ -171,6 +172,18 @@ def _parse_trec(name: str) -> Any | None:
     return ir_measures.measures.registry[m.NAME](**params)
 
 
+def _check_cutoff(measure: Any, name: str, where: str) -> None:
+    """A cutoff is the depth of the ranking a measure reads: at least 1. (pytrec_eval aborts
+    the whole process on ``ndcg_cut_0``, so it is refused here, where names are parsed.)"""
+    k = measure.params.get("cutoff")
+    if k is not None and k < 1:
+        raise ConfigError(
+            f"{where}: measure {name!r} has the cutoff {k}; a cutoff counts the top k of the "
+            f"ranking and must be >= 1. Fix: write e.g. {measure.NAME}@10",
+            key=where,
+        )
+
+
 def parse_measure(name: str, relevance_level: int = 1, *, where: str = "eval.measures") -> Any:
     """The ``ir_measures`` measure a name stands for, with ``relevance_level`` applied.
 
@@ -194,6 +207,7 @@ def parse_measure(name: str, relevance_level: int = 1, *, where: str = "eval.mea
         base = m.group("base") if m else None
         suffix = ((m.group("params") or "") + (f"@{m['k']}" if m["k"] else "")) if m else ""
         raise _unknown(name, where, base if m and ("@" in name or "(" in name) else None, suffix)
+    _check_cutoff(measure, name, where)
     # NumRet's rel turns num_ret into num_rel_ret; pytrec_eval's num_rel takes no level.
     takes_level = "rel" in measure.SUPPORTED_PARAMS and measure.NAME not in ("NumRet", "NumRel")
     if takes_level and "rel" not in measure.params and relevance_level != 1:
@@ -276,16 +290,39 @@ class MeasureSet(Protocol):
     def resolved_measures(self) -> dict[str, Any]: ...
 
 
-def evaluate_run(run: Run, qrels: Qrels, eval_cfg: MeasureSet) -> dict[str, Any]:
+def _nothing_judged(run: Run, qrels: Qrels, run_source: str, qrels_source: str) -> PresdepError:
+    def some(qids: list[str]) -> str:
+        return (
+            f"{len(qids)} queries, e.g. {', '.join(repr(q) for q in qids[:3])}" if qids else "none"
+        )
+
+    return PresdepError(
+        f"no query of {run_source} ({some(run.qids())}) has judgements in {qrels_source} "
+        f"({some(list(qrels.judgements))}): there is nothing to evaluate, so nothing was "
+        "written. Fix: give the judgements of this run's queries (the query ids must match)"
+    )
+
+
+def evaluate_run(
+    run: Run,
+    qrels: Qrels,
+    eval_cfg: MeasureSet,
+    *,
+    run_source: str = "the run",
+    qrels_source: str = "the judgements",
+) -> dict[str, Any]:
     """Per-query values and the mean over judged queries, keyed by the configured names.
 
     ``measures`` maps each name to its ir_measures form (``mrr@10`` -> ``RR@10``); see the module
     docstring for the providers and the tie order. Judged queries the run does not have are not
-    evaluated (as trec_eval) and are warned about.
+    evaluated (as trec_eval) and are warned about. A run none of whose queries is judged has no
+    mean: :class:`PresdepError` naming ``run_source`` and ``qrels_source`` (the files).
     """
     measures = eval_cfg.resolved_measures()
     per_query = evaluate_measures(run, qrels, measures)
     judged = list(per_query)
+    if not judged:
+        raise _nothing_judged(run, qrels, run_source, qrels_source)
     in_run = set(run.qids())
     not_in_run = [q for q in qrels.judgements if q not in in_run]
     if not_in_run:
@@ -296,10 +333,7 @@ def evaluate_run(run: Run, qrels: Qrels, eval_cfg: MeasureSet) -> dict[str, Any]
             len(qrels.judgements),
             ", ".join(repr(q) for q in not_in_run[:3]),
         )
-    mean = {
-        n: (float(np.mean([per_query[q][n] for q in judged])) if judged else float("nan"))
-        for n in measures
-    }
+    mean = {n: float(np.mean([per_query[q][n] for q in judged])) for n in measures}
     return {
         "measures": {n: str(m) for n, m in measures.items()},
         "relevance_level": eval_cfg.relevance_level,

@@ -3,15 +3,19 @@
 ``python scripts/reliability.py`` (``poe reliability``) runs every case of
 :data:`~presentation_dependence.reliability.cases.CASES` against the synthetic smoke fixture, the
 scripted judge and the loopback chat server (no network, no GPU, no model download), each in its
-own temporary folder, and writes the table of cases and results. A case is a function that
-returns what it observed and raises :class:`CaseFailed` when the project misbehaved; an
-unexpected exception is a failure too. Not part of the default test run (it starts
-subprocesses and kills them); the regression tests of issue 16 cover each defect in ``pytest``.
+own temporary folder, and writes the table of cases and results (paths under the temporary
+folders written ``<case>`` and ``<tmp>``: the table is the same from run to run). A case is a
+function that returns what it observed and raises :class:`CaseFailed` when the project
+misbehaved; an unexpected exception is a failure too. Not part of the default test run (it
+starts subprocesses and kills them); the regression tests of issues 16 and 38 cover each defect
+in ``pytest``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import tempfile
 import time
 import traceback
@@ -19,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Case", "CaseFailed", "CaseResult", "render_markdown", "run_cases"]
+__all__ = ["Case", "CaseFailed", "CaseResult", "portable", "render_markdown", "run_cases"]
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +69,23 @@ def run_cases(
             except Exception as e:  # a crash of the harness or the project: a failure
                 observed, passed = f"CRASHED: {type(e).__name__}: {e}", False
                 log.debug("%s", traceback.format_exc())
-        res = CaseResult(case, passed, observed, time.perf_counter() - t0)
+        res = CaseResult(case, passed, portable(observed, Path(tmp)), time.perf_counter() - t0)
         if on_result is not None:
             on_result(res)
         results.append(res)
     return results
+
+
+def portable(text: str, root: Path) -> str:
+    """``text`` with the case's temporary folder written ``<case>`` and any other path under the
+    system's temporary folder ``<tmp>/.../rest``, so that docs/RELIABILITY.md is the same on every
+    run and machine (issue 38, defect 17)."""
+    for form in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True):
+        text = text.replace(form, "<case>")
+    for base in sorted({tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}, key=len):
+        # The first name under it is a random one (mkdtemp's, mkstemp's): written "...".
+        text = re.sub(re.escape(base.rstrip(os.sep)) + r"[/\\][^/\\\s'\":]+", "<tmp>/...", text)
+    return text
 
 
 def _cell(text: str) -> str:

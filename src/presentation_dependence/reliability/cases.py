@@ -10,6 +10,7 @@ from presentation_dependence.reliability.cases_runs import (
     HOSTED_CASES,
     KILL_CASES,
 )
+from presentation_dependence.reliability.cases_runs2 import RUN_CASES_2
 from presentation_dependence.reliability.cases_secrets import SECRET_CASES
 from presentation_dependence.reliability.cases_training import TRAINING_CASES
 
@@ -22,6 +23,7 @@ CASES: list[Case] = [
     *CONCURRENCY_CASES,
     *SECRET_CASES,
     *HOSTED_CASES,
+    *RUN_CASES_2,
     *JUDGE_CASES,
     *TRAINING_CASES,
 ]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from presentation_dependence.errors import ConfigError, RegistryError
+from presentation_dependence.errors import ConfigError, RegistryError, shown
 from presentation_dependence.fields import build_dataclass, to_plain
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.registry import Registry
@@ -99,10 +99,11 @@ class RerankerConfig:
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> RerankerConfig:
         if not isinstance(raw, Mapping):
-            raise ConfigError(f"reranker: expected a mapping, got {raw!r}", key="reranker")
+            raise ConfigError(f"reranker: expected a mapping, got {shown(raw)}", key="reranker")
         raw = dict(raw)
         name = raw.pop("reranker_class", "IdentityReranker")
-        rcls = RERANKERS.get(str(name), key="reranker.reranker_class")
+        name = name if isinstance(name, str) else shown(name)  # unknown: named, bounded
+        rcls = RERANKERS.get(name, key="reranker.reranker_class")
         return cls(str(name), build_dataclass(rcls.config_cls, raw, "reranker"))
 
     def to_plain(self) -> dict[str, Any]:
@@ -113,7 +114,9 @@ def reranker_block(raw: Any, key: str) -> dict[str, Any]:
     """Validate a nested reranker block (a base, a teacher, a student) named ``key``; return it
     as a plain dict with every default filled in."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{key}: expected a reranker block (a mapping), got {raw!r}", key=key)
+        raise ConfigError(
+            f"{key}: expected a reranker block (a mapping), got {shown(raw)}", key=key
+        )
     if "reranker_class" not in raw:
         raise ConfigError(
             f"{key}: the reranker block needs reranker_class (e.g. GradeReranker)", key=key

@@ -17,18 +17,32 @@ presentation of the null. Means over queries carry seeded percentile-bootstrap i
 ``zeng_psi_corpus`` buckets each presentation by the third of the prompt (front / middle /
 back) holding the query's best relevant candidate, averages nDCG@k per bucket within each query,
 keeps the queries that saw all three buckets (``zeng_queries``; none for the null, whose
-presentations never move), and is 1 − min/max of the bucket means over those queries. That "position" is the slot in a listwise prompt, not Zeng et al.'s
-position of the answer inside a passage; the two are never mixed in one number.
+presentations never move), and is 1 − min/max of the bucket means over those queries. That
+"position" is the slot in a listwise prompt, not Zeng et al.'s position of the answer inside a
+passage; the two are never mixed in one number.
+
+**Queries of one candidate** have no order: no presentation can move anything, τ is undefined
+(no pair of candidates) and the decision metrics are trivially stable. Such a query is left out
+of every figure (the order metrics, ``given_order`` and ``num_queries``, so that all are over the
+same queries), logged with a count, and listed under ``excluded_queries`` (``{qid: reason}``;
+the key is present only when a query was left out). It is scored all the same, so the columnar
+file stays a record of every query of the data and ``--from-scores`` reaches the same set from
+it alone; the cost is one candidate's prompt per presentation. Refusing the run instead would
+make a user edit a first stage that legitimately returns one passage for a query, and averaging
+in a value for it (τ-PSI 0 or 0.5) would dilute the instability of the queries that do have an
+order. A table with no query of two candidates is refused (docs/EVAL-PROTOCOL.md).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
 from presentation_dependence.config.robustness_config import RobustnessConfig
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.metrics.decisions import (
     mean_pairwise_jaccard,
     retained_set,
@@ -47,9 +61,11 @@ from presentation_dependence.metrics.ranking import ndcg_at_k, ndcg_per_presenta
 from presentation_dependence.metrics.stats import mean_with_ci, named_rng
 from presentation_dependence.robustness.store import NULL
 
-__all__ = ["analyse", "query_metrics"]
+__all__ = ["ONE_CANDIDATE", "analyse", "no_order", "orderable", "query_metrics"]
 
+log = logging.getLogger(__name__)
 BUCKETS = ("front", "middle", "back")
+ONE_CANDIDATE = "one candidate: no order to perturb"
 
 
 def query_metrics(
@@ -125,12 +141,41 @@ def _summarise(
     }
 
 
+def orderable(
+    table: Mapping[str, Mapping[str, np.ndarray]],
+) -> tuple[list[str], dict[str, str]]:
+    """The queries of ``table`` that have an order (two candidates or more), and the others as
+    ``{qid: reason}`` (module docstring); logged. No orderable query at all is refused."""
+    excluded = {q: ONE_CANDIDATE for q, entry in table.items() if entry["__grades__"].size < 2}
+    qids = [q for q in table if q not in excluded]
+    if excluded:
+        log.warning(
+            "%d of %d queries have one candidate (no order to perturb) and are left out of "
+            "the order metrics (psi_metrics.json: excluded_queries), e.g. %s",
+            len(excluded),
+            len(table),
+            ", ".join(repr(q) for q in list(excluded)[:3]),
+        )
+    if not qids:
+        raise no_order(len(table))
+    return qids, excluded
+
+
+def no_order(num_queries: int) -> PresdepError:
+    """The refusal of data none of whose ``num_queries`` queries has two candidates."""
+    return PresdepError(
+        f"none of the {num_queries} queries has two candidates or more, so there is no order "
+        "to measure. Fix: give the queries at least two candidates (data.top_k, the run)"
+    )
+
+
 def analyse(
     table: Mapping[str, Mapping[str, np.ndarray]], rob: RobustnessConfig, *, seed: int
 ) -> dict[str, Any]:
     """``psi_metrics.json`` from ``{qid: {variant: (M, n) scores, "__grades__", "__ideal__",
-    "__slots__:<variant>"}}`` (see :func:`~presentation_dependence.robustness.store.load_columnar`)."""
-    qids = list(table)
+    "__slots__:<variant>"}}`` (see :func:`~presentation_dependence.robustness.store.load_columnar`);
+    queries of one candidate are left out (:func:`orderable`)."""
+    qids, excluded = orderable(table)
     variants = [k for k in table[qids[0]] if not k.startswith("__")]
     given = {
         q: ndcg_at_k(
@@ -156,6 +201,8 @@ def analyse(
         },
         "variants": {},
     }
+    if excluded:
+        out["excluded_queries"] = excluded
     for var in variants:
         per_query = {
             q: query_metrics(table[q][var], table[q]["__grades__"], table[q]["__ideal__"], rob)

@@ -6,7 +6,9 @@ recorded in ``psi/presentations.json``), plus the same-order null (the given ord
 ``null_repeats`` times). Results go to ``psi/per_query/<qid>.npz`` atomically, so a killed run
 resumes; ``--shard k/n`` splits queries as ``presdep run`` does. When every query is done, the
 columnar ``psi/grade_distributions.npz`` and ``psi/psi_metrics.json`` are written.
-``from_scores=True`` recomputes the metrics from the columnar file with no model call.
+``from_scores=True`` recomputes the metrics from the columnar file with no model call, after
+checking that its candidates and judgements are still those of the data, when the data is on
+this machine (:mod:`.scores_check`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from presentation_dependence.data import Dataset, load_dataset
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.presentations import score_presentations
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.robustness.analysis import analyse
+from presentation_dependence.robustness.analysis import analyse, no_order
+from presentation_dependence.robustness.scores_check import check_stored_inputs
 from presentation_dependence.robustness.store import (
     QueryScores,
     candidate_grades,
@@ -73,16 +76,20 @@ class PSIRunner(StageCommand):
         }
         path = self.psi / "presentations.json"
         text = json.dumps(doc, indent=None, separators=(",", ":")) + "\n"
-        same = path.exists() and path.read_text(encoding="utf-8") == text
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        if old == text:
+            return
+        # Compared parsed: the same presentations in another query order (the data file's
+        # queries reordered) are the same (issue 38, defect 15); the file takes the new order.
+        same = old is not None and json.loads(old) == doc
         scored = any((self.psi / PER_QUERY).glob("*.npz"))
-        if path.exists() and not same and scored and not self.recompute_changed:
+        if old is not None and not same and scored and not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other presentations than this config draws; the data or the "
                 "robustness block changed. Fix: rerun with --recompute-changed to recompute the "
                 "changed queries, or use a new --run-dir."
             )
-        if not same:
-            self.folder.write_text(path.relative_to(self.folder.path), text)
+        self.folder.write_text(path.relative_to(self.folder.path), text)
 
     # -- entry points ----------------------------------------------------------------------
     def run(self, *, from_scores: bool = False) -> dict[str, Any] | None:
@@ -98,11 +105,14 @@ class PSIRunner(StageCommand):
         if from_scores:
             if not columnar.exists():
                 raise PresdepError(f"--from-scores needs {columnar}; run 'presdep psi' first")
+            check_stored_inputs(self.cfg, columnar)  # the data and judgements now, if here
             folder.freeze_config(self.cfg)  # the scores must come from this config
             return self._analyse()
         dataset = load_dataset(self.cfg.data)
         if not dataset.requests:
             raise PresdepError(f"the data of {self.cfg.id} has no queries; check the data block")
+        if all(len(r.candidates) < 2 for r in dataset.requests):
+            raise no_order(len(dataset.requests))  # before any scoring (analysis.orderable)
         paths = resolved_data_paths(self.cfg.data)
         folder.freeze_config(self.cfg, resolved_paths=paths)
         qrels = self._qrels = dataset.qrels

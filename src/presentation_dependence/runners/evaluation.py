@@ -48,7 +48,7 @@ class EvalManager:
     def evaluate(self) -> dict[str, Any]:
         """:meth:`compute`, written to ``metrics.json`` and recorded in the provenance."""
         metrics = self.compute()
-        self.folder.write_json(METRICS, metrics)
+        self.folder.write_json(METRICS, metrics, allow_nan=False)  # NaN is not JSON
         self.folder.append_provenance(
             collect_provenance(
                 argv=self.argv, extra={"phase": "eval", "qrels": str(self.qrels_file)}
@@ -87,7 +87,13 @@ class EvalManager:
                 f"no judgements: {qrels_path} is missing. Set data.qrels in the config or pass "
                 "--qrels PATH"
             )
-        return evaluate_run(read_run(folder.run_file), read_qrels(qrels_path), self.eval_config())
+        return evaluate_run(
+            read_run(folder.run_file),
+            read_qrels(qrels_path),
+            self.eval_config(),
+            run_source=str(folder.run_file),
+            qrels_source=str(qrels_path),
+        )
 
 
 def evaluate_files(
@@ -96,7 +102,13 @@ def evaluate_files(
     eval_cfg: EvalConfig | None = None,
 ) -> dict[str, Any]:
     """:func:`evaluate_run` of any TREC run file against a qrels file (``presdep eval RUN QRELS``)."""
-    metrics = evaluate_run(read_run(run_path), read_qrels(qrels_path), eval_cfg or EvalConfig())
+    metrics = evaluate_run(
+        read_run(run_path),
+        read_qrels(qrels_path),
+        eval_cfg or EvalConfig(),
+        run_source=str(run_path),
+        qrels_source=str(qrels_path),
+    )
     return {"run": str(run_path), "qrels": str(qrels_path), **metrics}
 
 

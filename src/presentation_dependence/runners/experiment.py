@@ -153,7 +153,8 @@ class ExperimentManager(StageCommand):
         return ExperimentSummary(folder.path, s.num_queries, s.computed, s.reused, s.complete)
 
     def _sync_qrels(self, folder: RunFolder, dataset: Dataset) -> bool:
-        """Write ``qrels.txt``, or check it holds the data's judgements; True when replaced."""
+        """Write ``qrels.txt``, or check it holds the data's judgements (parsed: the order of
+        queries and documents does not matter); True when replaced."""
         if dataset.qrels is None or not dataset.qrels.judgements:
             return False
         text = format_qrels(dataset.qrels)
@@ -168,6 +169,9 @@ class ExperimentManager(StageCommand):
         diff = [
             q for q in dict.fromkeys([*new, *old]) if dict(old.get(q, {})) != dict(new.get(q, {}))
         ]
+        if not diff:  # the same judgements, written in another order (the data's query order)
+            log.info("%s holds the data's judgements (in another order): kept", path)
+            return False
         if not self.recompute_changed:
             raise PresdepError(
                 f"{path} holds other judgements than the data now gives for {len(diff)} queries "

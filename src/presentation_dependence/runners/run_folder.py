@@ -232,9 +232,13 @@ class RunFolder:
         atomic_write_text(target, text)
         return target
 
-    def write_json(self, rel: str | Path, obj: Any, indent: int = 1) -> Path:
-        """Write a result object as JSON (see :meth:`write_text`)."""
-        return self.write_text(rel, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
+    def write_json(
+        self, rel: str | Path, obj: Any, indent: int = 1, *, allow_nan: bool = True
+    ) -> Path:
+        """Write a result object as JSON (see :meth:`write_text`); ``allow_nan=False``: a NaN or
+        infinity in ``obj`` raises ValueError before anything is written (strict JSON)."""
+        text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=allow_nan)
+        return self.write_text(rel, text + "\n")
 
     def write_redacted_text(self, rel: str | Path, text: str) -> Path:
         """Atomically write a text that describes the run (config, provenance), redacted."""
