@@ -7,31 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from presentation_dependence.cli import main
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Candidate, Qrels, RerankRequest
 
-from .test_runner import make_fixture
+from .test_runner import identity_psi_config, make_fixture
 
 
 @pytest.fixture()
 def scored(tmp_path: Path) -> tuple[Path, Path, Path]:
     """(config, run folder with finished PSI scores, the fixture)."""
     fixture = make_fixture(tmp_path / "fixture.jsonl")
-    body = {
-        "reranker": {"reranker_class": "IdentityReranker"},
-        "data": {"dataloader_class": "FixtureLoader", "path": str(fixture)},
-        "robustness": {
-            "perturbations": ["random_shuffle"],
-            "num_presentations": 3,
-            "null_repeats": 2,
-            "bootstrap_resamples": 100,
-        },
-    }
-    cfg = tmp_path / "psi.yaml"
-    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    cfg = identity_psi_config(tmp_path, fixture)
     run = tmp_path / "run"
     assert main(["psi", str(cfg), "--run-dir", str(run)]) == 0
     return cfg, run, fixture

@@ -7,30 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from presentation_dependence.cli import main
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import RerankRequest
 
-from .test_runner import make_fixture
+from .test_runner import identity_psi_config, make_fixture
 
 
 def _config(tmp: Path, fixture: Path, name: str = "psi") -> Path:
-    body = {
-        "reranker": {"reranker_class": "IdentityReranker"},
-        "data": {"dataloader_class": "FixtureLoader", "path": str(fixture)},
-        "robustness": {
-            "perturbations": ["random_shuffle"],
-            "num_presentations": 3,
-            "null_repeats": 2,
-            "bootstrap_resamples": 100,
-            "retain_top_k": 3,
-        },
-    }
-    p = tmp / f"{name}.yaml"
-    p.write_text(yaml.safe_dump(body), encoding="utf-8")
-    return p
+    return identity_psi_config(tmp, fixture, name, retain_top_k=3)
 
 
 def _fixtures(tmp: Path, keep: int = 1) -> tuple[Path, Path]:

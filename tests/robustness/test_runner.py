@@ -56,6 +56,24 @@ def write_config(tmp: Path, tiny_model: str, reranker_class: str, **rer: object)
     return p
 
 
+def identity_psi_config(tmp: Path, fixture: Path, name: str = "psi", **robustness: object) -> Path:
+    """A PSI config of the IdentityReranker on ``fixture``: 3 shuffles and the null twice."""
+    body = {
+        "reranker": {"reranker_class": "IdentityReranker"},
+        "data": {"dataloader_class": "FixtureLoader", "path": str(fixture)},
+        "robustness": {
+            "perturbations": ["random_shuffle"],
+            "num_presentations": 3,
+            "null_repeats": 2,
+            "bootstrap_resamples": 100,
+            **robustness,
+        },
+    }
+    p = tmp / f"{name}.yaml"
+    p.write_text(yaml.safe_dump(body), encoding="utf-8")
+    return p
+
+
 @pytest.fixture()
 def listwise_cfg(tmp_path, tiny_model):
     make_fixture(tmp_path / "fixture.jsonl")
