@@ -168,6 +168,16 @@ def test_curve_refuses_a_missing_config(tmp_path: Path, caplog) -> None:
     assert not png.exists() and "nope.yaml" in caplog.text
 
 
+def test_curve_refuses_a_student_never_trained_and_takes_overrides(tmp_path: Path, caplog) -> None:
+    """The override reaches the config (output_dir), and a folder with no adapter or snapshot
+    is refused before the base model is measured, rather than drawing a base-only curve."""
+    png = tmp_path / "c.png"
+    out = tmp_path / "never-trained"
+    argv = ["study", "curve", "configs/study/oc-sft.yaml", "-o", f"output_dir={out}"]
+    assert main([*argv, "--png", str(png)]) == 2
+    assert not png.exists() and "train it first" in caplog.text and str(out) in caplog.text
+
+
 def test_plan_stops_after_the_named_step(tmp_path: Path, caplog) -> None:
     path, timings = _plan(tmp_path), tmp_path / "steps.jsonl"
     args = ["study", "plan", "--plan", str(path), "--timings", str(timings)]

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from presentation_dependence.config import (
     load_experiment_config,
 )
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.training.config import load_training_config
 
 
 def write_cfg(tmp_path: Path, body: dict, name: str = "exp-a") -> Path:
@@ -146,3 +148,29 @@ def test_shipped_configs_validate():
     for p in paths:
         cfg = load_experiment_config(p, environ={})
         assert cfg.id == p.stem
+
+
+def test_overrides_index_list_blocks_per_element():
+    raw = {"silver": {"data": [{"top_k": 10, "path": "a"}, {"top_k": 10, "path": "b"}]}}
+    out = apply_overrides(raw, ["silver.data.1.top_k=5", "silver.data.0=x"], "test")
+    assert out == {"silver": {"data": ["x", {"top_k": 5, "path": "b"}]}}
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("silver.data.2.top_k=5", "index 2 is out of range (0 to 1)"),
+        ("silver.data.top_k=5", "index its elements by number (0 to 1), e.g. silver.data.0.top_k"),
+        ("silver.data.0.top_k.x=5", "'top_k' is not a block"),
+    ],
+)
+def test_list_overrides_name_the_fix(assignment, message):
+    raw = {"silver": {"data": [{"top_k": 10}, {"top_k": 10}]}}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        apply_overrides(raw, [assignment], "--override")
+
+
+def test_training_config_takes_a_per_element_override():
+    base = load_training_config("configs/study/oc-sft.yaml")
+    cfg = load_training_config("configs/study/oc-sft.yaml", ["silver.data.0.top_k=5"])
+    assert [d.top_k for d in cfg.silver.data] == [5] + [d.top_k for d in base.silver.data[1:]]

@@ -280,7 +280,8 @@ def test_pause_then_train_on_gives_the_uninterrupted_adapter(
 
 def test_frozen_config_fills_defaults_and_skips_operational_keys(tiny_model, silver_file, tmp_path):
     """The training folder is a run folder: its config is frozen at the start; a folder made
-    before a key existed, or run with other logging, saving or naming, is the same config."""
+    before a key existed, or run with other logging, saving, naming or held-out queries (what
+    select-lambda scores on, so the config's own λ student is reused), is the same config."""
     raw = raw_cfg(tiny_model, silver_file, tmp_path, max_steps=4)
     cfg = training_config_from_raw(raw, "t")
     old = cfg.to_plain()
@@ -288,6 +289,7 @@ def test_frozen_config_fills_defaults_and_skips_operational_keys(tiny_model, sil
     old["train"]["logging_steps"] = 7
     old["description"] = "renamed"
     old["output_dir"] = "elsewhere"
+    old["splits"]["heldout"] = [{"dataloader_class": "FixtureLoader", "path": "other.jsonl"}]
     frozen = yaml.safe_dump(old, sort_keys=False)
     (tmp_path / "resolved_config.yaml").write_text(frozen)
     (tmp_path / TRAIN_LOG).write_text("{}\n")  # a result: another config is refused

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from presentation_dependence.data.config import DataConfig
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.training.splits import (
     SplitOverlapError,
     check_disjoint,
+    load_queries,
     load_split,
     overlaps,
     stratified_head,
@@ -38,7 +40,7 @@ def test_check_disjoint_names_the_overlap():
 
 
 def test_load_split_reads_data_blocks():
-    refs = load_split([DataConfig(path=NOVELEVAL, max_queries=2)])
+    refs = load_split([DataConfig(path=NOVELEVAL, max_queries=2)], "splits.test")
     assert [r[:2] for r in refs] == [("noveleval", "0"), ("noveleval", "1")]
 
 
@@ -51,3 +53,15 @@ def test_stratified_head_keeps_every_source_in_proportion():
     assert [q[1] for q in head if q[0] == "b"] == [f"b{i}" for i in range(13)]  # first, in order
     assert head == [q for q in queries if q in head]  # the overall order is kept
     assert stratified_head(queries, None) == queries == stratified_head(queries, 200)
+
+
+def test_a_missing_file_names_the_key_it_has_in_the_training_config(tmp_path):
+    """A held-out block's missing file is named by its training-config key and the hint
+    overrides that key (``data.path`` does not exist in a training config)."""
+    blocks = [DataConfig(path=NOVELEVAL), DataConfig(path=str(tmp_path / "gone.jsonl"))]
+    with pytest.raises(ConfigError) as info:
+        load_queries(blocks, "splits.heldout")
+    text = str(info.value)
+    assert "splits.heldout.1.path: none of these paths exists" in text
+    assert "--override splits.heldout.1.path=PATH" in text and "data.path" not in text
+    assert info.value.key == "splits.heldout.1.path"

@@ -48,7 +48,10 @@ EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130
 
-OVERRIDE_HELP = "dotted override, value parsed as YAML (repeatable), e.g. robustness.seed=3"
+OVERRIDE_HELP = (
+    "dotted override, value parsed as YAML (repeatable; a number indexes a list block, "
+    "silver.data.0.top_k=5), e.g. robustness.seed=3"
+)
 
 # A subcommand's function: (parsed arguments, the full command line for provenance) -> exit code.
 Handler = Callable[[argparse.Namespace, Sequence[str]], int]

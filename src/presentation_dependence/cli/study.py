@@ -113,6 +113,7 @@ def register(sub: Subparsers) -> None:
         actions, "curve", _cmd_curve, "learning curves of trained students on held-out queries"
     )
     c.add_argument("configs", nargs="+", help="training configs of trained students")
+    add_override(c, "splits.heldout=data/pool/heldout.jsonl")
     c.add_argument("--png", help="write the plot here")
     c.add_argument("--presentations", type=int, default=4, help="M shuffles per held-out query")
     c.add_argument(
@@ -325,6 +326,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.report.markers import splice_file
     from presentation_dependence.training.config import load_training_config
     from presentation_dependence.training.curve import (
+        checkpoint_adapters,
         curve_markdown,
         curve_paired,
         learning_curve_points,
@@ -339,7 +341,12 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     series = {}
     base_points: dict[str, dict[str, Any]] = {}  # the base model measured once per serving
     for path in args.configs:
-        cfg = load_training_config(path)
+        cfg = load_training_config(path, args.override)
+        if not checkpoint_adapters(cfg.resolved_output_dir, args.every, steps):
+            raise PresdepError(
+                f"{path}: no trained adapter or snapshot under {cfg.resolved_output_dir} (a curve "
+                f"of the base model alone says nothing); train it first: presdep train {path}"
+            )
         series[cfg.id] = learning_curve_points(
             cfg,
             num_presentations=args.presentations,

@@ -107,8 +107,8 @@ def key_line(text: str, key: str | None) -> int | None:
             if not hit:
                 return None
             line, node = hit[0][0].start_mark.line + 1, hit[0][1]
-        elif isinstance(node, yaml.SequenceNode) and part.startswith("["):
-            i = int(part[1:-1])
+        elif isinstance(node, yaml.SequenceNode) and (part.startswith("[") or part.isdigit()):
+            i = int(part.strip("[]"))
             if i >= len(node.value):
                 return None
             node = node.value[i]
@@ -134,20 +134,54 @@ def _parse_assignment(text: str, source: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(raw: dict[str, Any], assignments: Sequence[str], source: str) -> dict[str, Any]:
-    """Return a copy of ``raw`` with dotted ``key=value`` assignments applied."""
+    """Return a copy of ``raw`` with dotted ``key=value`` assignments applied.
+
+    A numeric part indexes a list block (``silver.data.0.top_k=5`` sets ``top_k`` of the first
+    element of ``silver.data``), so an element is changed without restating the whole list.
+    """
     out: dict[str, Any] = copy.deepcopy(raw)
     for text in assignments:
         path, value = _parse_assignment(text, source)
-        node = out
-        for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ConfigError(f"{source}: {'.'.join(path)}: {part!r} is not a block")
-            node = child
-        node[path[-1]] = value
+        node: Any = out
+        for i in range(len(path) - 1):
+            node = _child(node, path, i, source)
+        _assign(node, path, value, source)
     return out
+
+
+def _list_index(node: list[Any], path: list[str], i: int, source: str) -> int:
+    key, part = ".".join(path), path[i]
+    if not part.isdigit():
+        raise ConfigError(
+            f"{source}: {key}: {'.'.join(path[:i])} is a list; index its elements by number "
+            f"(0 to {len(node) - 1}), e.g. {'.'.join([*path[:i], '0', *path[i:]])}"
+        )
+    if int(part) >= len(node):
+        raise ConfigError(
+            f"{source}: {key}: {'.'.join(path[:i])} has {len(node)} element(s); "
+            f"index {part} is out of range (0 to {len(node) - 1})"
+        )
+    return int(part)
+
+
+def _child(node: Any, path: list[str], i: int, source: str) -> Any:
+    part = path[i]
+    if isinstance(node, list):
+        child = node[_list_index(node, path, i, source)]
+    else:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+    if not isinstance(child, (dict, list)):
+        raise ConfigError(f"{source}: {'.'.join(path)}: {part!r} is not a block")
+    return child
+
+
+def _assign(node: Any, path: list[str], value: Any, source: str) -> None:
+    if isinstance(node, list):
+        node[_list_index(node, path, len(path) - 1, source)] = value
+    else:
+        node[path[-1]] = value
 
 
 def env_overrides(environ: Mapping[str, str] | None = None, prefix: str = ENV_PREFIX) -> list[str]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from presentation_dependence.errors import ConfigError, shown
 from presentation_dependence.fields import opt
 
-__all__ = ["DataConfig", "resolve_path"]
+__all__ = ["DataConfig", "data_block_at", "resolve_path"]
 
 PathSpec = str | list[str] | None
 
@@ -91,5 +94,20 @@ def resolve_path(spec: PathSpec, key: str, *, required: bool = True) -> Path | N
     raise ConfigError(
         f"data.{key}: none of these paths exists: {', '.join(options)}. "
         "Fetch the data (docs/DATA-SETUP.md) or point the config at it with "
-        f"--override data.{key}=PATH"
+        f"--override data.{key}=PATH",
+        key=f"data.{key}",
     )
+
+
+@contextmanager
+def data_block_at(where: str) -> Iterator[None]:
+    """Load a data block that lives at ``where`` of another config (a training config's
+    ``silver.data.0`` or ``splits.heldout.1``): a :class:`ConfigError` about ``data.KEY``
+    names ``where.KEY`` instead, so its ``--override`` hint is a key that exists there."""
+    try:
+        yield
+    except ConfigError as e:
+        names = "|".join(f.name for f in fields(DataConfig))
+        text = re.sub(rf"(?<![\w/.-])data\.({names})\b", rf"{where}.\1", str(e))
+        key = None if e.key is None else re.sub(r"^data\.", f"{where}.", e.key)
+        raise ConfigError(text, key=key) from None

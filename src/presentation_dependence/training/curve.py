@@ -93,7 +93,7 @@ def learning_curve_points(
     shuffles, τ-PSI); with ``per_query`` a cached point made before they were kept is
     measured again."""
     out = cfg.resolved_output_dir
-    heldout = stratified_head(load_queries(cfg.splits.heldout), max_queries)
+    heldout = stratified_head(load_queries(cfg.splits.heldout, "splits.heldout"), max_queries)
     points: list[dict[str, Any]] = []
     cache = out / "curve"
     cache.mkdir(parents=True, exist_ok=True)

@@ -218,9 +218,9 @@ def run_lambda_selection(
         raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
     if not cfg.splits.test:
         raise ConfigError("splits.test is empty: name the test queries so overlap can be refused")
-    heldout = load_queries(cfg.splits.heldout)
+    heldout = load_queries(cfg.splits.heldout, "splits.heldout")
     refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
-    test = load_split(cfg.splits.test)
+    test = load_split(cfg.splits.test, "splits.test")
     check_disjoint("held-out queries", refs, "test", test)
     silver = silver if silver is not None else read_silver(cfg.silver.path)
     train_refs = [(q.source, q.qid, q.query) for q in silver.queries]

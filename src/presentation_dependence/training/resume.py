@@ -83,6 +83,7 @@ OPERATIONAL_KEYS = (
     "train.keep_snapshots",
     "train.num_threads",
     "selection",  # how a student is chosen among others (select_lambda), not how it trains
+    "splits.heldout",  # what λ selection and the curve score on, not what the student sees
 )
 _STEP = re.compile(r"^checkpoint-(\d+)$")
 

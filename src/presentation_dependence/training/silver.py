@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.data import load_dataset
+from presentation_dependence.data.config import data_block_at
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import to_plain
 from presentation_dependence.io.atomic import atomic_write_text
@@ -136,8 +137,9 @@ def _requests(cfg: SilverConfig) -> tuple[list[tuple[str, RerankRequest]], dict[
     out: list[tuple[str, RerankRequest]] = []
     judgements: dict[str, Qrels | None] = {}
     seen: set[str] = set()
-    for block in cfg.data:
-        ds = load_dataset(block)
+    for i, block in enumerate(cfg.data):
+        with data_block_at(f"silver.data.{i}"):
+            ds = load_dataset(block)
         judgements[ds.name] = ds.qrels
         for req in ds.requests:
             key = f"{ds.name}/{req.query.qid}"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from presentation_dependence.data import load_dataset
-from presentation_dependence.data.config import DataConfig
+from presentation_dependence.data.config import DataConfig, data_block_at
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.records import RerankRequest
 
@@ -31,11 +31,13 @@ def normalise_query(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def load_queries(blocks: Sequence[DataConfig]) -> list[JudgedQuery]:
-    """``(source, request, judgements)`` of every query the data blocks give."""
+def load_queries(blocks: Sequence[DataConfig], where: str) -> list[JudgedQuery]:
+    """``(source, request, judgements)`` of every query the data blocks give (``where``: the
+    blocks' key in the config, e.g. ``splits.heldout``, named by errors)."""
     out: list[JudgedQuery] = []
-    for block in blocks:
-        ds = load_dataset(block)
+    for i, block in enumerate(blocks):
+        with data_block_at(f"{where}.{i}"):
+            ds = load_dataset(block)
         judged = ds.qrels.judgements if ds.qrels is not None else {}
         out += [(ds.name, r, dict(judged.get(r.query.qid, {}))) for r in ds.requests]
     return out
@@ -65,9 +67,9 @@ def stratified_head(queries: Sequence[JudgedQuery], n: int | None) -> list[Judge
     return out
 
 
-def load_split(blocks: Sequence[DataConfig]) -> list[QueryRef]:
+def load_split(blocks: Sequence[DataConfig], where: str) -> list[QueryRef]:
     """``(source, qid, text)`` of every query the data blocks give."""
-    return [(s, r.query.qid, r.query.text) for s, r, _ in load_queries(blocks)]
+    return [(s, r.query.qid, r.query.text) for s, r, _ in load_queries(blocks, where)]
 
 
 def overlaps(

@@ -218,7 +218,7 @@ def _train(
             "training (silver) queries",
             [(q.source, q.qid, q.query) for q in silver.queries],
             "test",
-            load_split(cfg.splits.test),
+            load_split(cfg.splits.test, "splits.test"),
         )
     inputs = training_inputs(cfg, silver, student)
     if not restart:
