@@ -34,6 +34,11 @@ def opt(default: Any, help_: str) -> Any:
     return field(default=default, metadata={"help": help_})
 
 
+def req(help_: str) -> Any:
+    """A required dataclass field (no default) with the ``help`` text the schema docs show."""
+    return field(metadata={"help": help_})
+
+
 def opt_factory(factory: Callable[[], Any], help_: str) -> Any:
     """:func:`opt` for a mutable default (a sub-block, a list): ``factory()`` makes it."""
     return field(default_factory=factory, metadata={"help": help_})

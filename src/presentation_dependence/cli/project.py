@@ -2,7 +2,7 @@
 
 presdep configs [--root configs/experiments]
 presdep init DIR [--force]   (the shipped configs/ and fixtures/, for an installed wheel)
-presdep schema [--write PATH]
+presdep schema [FAMILY|all] [--write PATH]
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from presentation_dependence.cli.common import EXIT_OK, EXIT_USER_ERROR, Subparsers, command, log
+from presentation_dependence.errors import PresdepError
+from presentation_dependence.registry import did_you_mean
 
 __all__ = ["register"]
 
@@ -28,7 +30,14 @@ def register(sub: Subparsers) -> None:
     it.add_argument("dir", help="target folder (then run the main job from there)")
     it.add_argument("--force", action="store_true", help="overwrite configs/ and fixtures/ there")
 
-    s = command(sub, "schema", _cmd_schema, "print (or write) the config schema in Markdown")
+    s = command(sub, "schema", _cmd_schema, "print (or write) a config family's schema")
+    s.add_argument(
+        "family",
+        nargs="?",
+        default="experiment",
+        help="experiment (default), training, judge, population, task, plan, appendix, checks, "
+        "reader or probes; 'all' writes every family's page where it lives (--write not taken)",
+    )
     s.add_argument("--write", metavar="PATH", help="write to PATH instead of printing")
 
 
@@ -64,11 +73,25 @@ def _cmd_init(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.config.schema_doc import schema_markdown
+    from presentation_dependence.cli.schema_families import FAMILIES, family_markdown
+    from presentation_dependence.io.atomic import atomic_write_text
 
-    text = schema_markdown()
+    if args.family == "all":
+        if args.write:
+            raise PresdepError("schema all writes each family's own page; drop --write")
+        for fam in FAMILIES.values():
+            Path(fam.page).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(fam.page, family_markdown(fam.name))
+            log.info("wrote %s", fam.page)
+        return EXIT_OK
+    if args.family not in FAMILIES:
+        raise PresdepError(
+            f"schema {args.family!r}: no such config family (one of {', '.join(FAMILIES)} or "
+            f"all).{did_you_mean(args.family, list(FAMILIES))}"
+        )
+    text = family_markdown(args.family)
     if args.write:
-        Path(args.write).write_text(text, encoding="utf-8")
+        atomic_write_text(args.write, text)
         log.info("wrote %s", args.write)
     else:
         sys.stdout.write(text)

@@ -253,7 +253,9 @@ class TrainingConfig:
 
     id: str = opt("", "the config file's stem (set automatically)")
     description: str = opt("", "one line")
-    variant: Variant = opt("oc_sft", "single_order | order_averaged | perm_aug | oc_sft")
+    variant: Variant = opt(
+        "oc_sft", "single_order | order_averaged | perm_aug | oc_sft | debias_first"
+    )
     seed: int = opt(0, "seed of the views, the LoRA init and the data order")
     output_dir: str = opt("", "checkpoint folder; empty = runs/self-distill/<id>")
     student: dict[str, Any] = opt_factory(

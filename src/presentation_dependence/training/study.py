@@ -11,13 +11,13 @@ its output exists, so the plan can be rerun after an interruption.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import build_dataclass
+from presentation_dependence.fields import build_dataclass, opt, req
 
 __all__ = ["CHOSEN", "STUDENTS", "STUDENT_NAMES", "Step", "load_plan", "study_plan"]
 
@@ -39,20 +39,22 @@ class Step:
     ``blocked`` why it cannot run (it is skipped with that reason); ``wait_for`` a file that
     another lane writes (the step waits until it exists, e.g. the silver labels)."""
 
-    name: str
-    argv: list[str]
-    done: str | None = None
-    needs_chosen_adapter: bool = field(default=False)
-    lane: str = "main"
-    blocked: str | None = None
-    wait_for: str | None = None
+    name: str = req("the step's name (unique in the plan; --from/--until take it)")
+    argv: list[str] = req("the command; {python} is this interpreter")
+    done: str | None = opt(None, "a file whose existence means the step is done (skipped)")
+    needs_chosen_adapter: bool = opt(
+        False, "the step needs the adapter λ selection chose (skipped until it exists)"
+    )
+    lane: str = opt("main", "the lane that runs it (--lane); lanes run as separate processes")
+    blocked: str | None = opt(None, "why the step cannot run here (skipped with this reason)")
+    wait_for: str | None = opt(None, "a file another lane writes; the step waits until it exists")
 
 
 @dataclass(frozen=True)
 class Plan:
     """A plan file: ``steps: [{name, argv: [...], done, lane}]``."""
 
-    steps: list[Step]
+    steps: list[Step] = req("the steps, in order (each lane runs its own in this order)")
 
 
 def load_plan(path: str | Path, *, python: str = "python") -> list[Step]:
