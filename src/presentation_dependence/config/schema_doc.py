@@ -53,10 +53,10 @@ def _element(tp: Any) -> tuple[type | None, str]:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return tp, ""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is list and args and dataclasses.is_dataclass(args[0]):
+    if origin is list and args and isinstance(args[0], type) and dataclasses.is_dataclass(args[0]):
         return args[0], ".N"
-    if origin is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
-        return args[1], ".NAME"
+    if origin is dict and len(args) == 2 and isinstance(args[1], type):
+        return (args[1], ".NAME") if dataclasses.is_dataclass(args[1]) else (None, "")
     return None, ""
 
 
