@@ -100,3 +100,63 @@ print(out.getvalue())
     assert (work / "run" / "metrics.json").is_file()
     assert (work / "run" / "rerank_results.json").is_file()
     assert re.search(r"^nDCG@10\s+all\s+\d\.\d{4}$", out, re.M)
+
+
+def _quickstart_lines() -> list[str]:
+    """The README's wheel quick start: the bash block after its marker comment."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    after = text.split("<!-- wheel-quickstart", 1)[1]
+    block = after.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [ln for ln in block.splitlines() if ln.strip()]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_readme_wheel_quickstart_runs_verbatim_in_a_clean_venv(tmp_path: Path) -> None:
+    """Issue 40: a venv with nothing borrowed; the README's lines run as written, `pip` being
+    uv's installer into that venv and `presentation-dependence` the wheel built here. Only
+    torch's CPU build is steered (the local wheel folder, else PyTorch's CPU index), as
+    ./setup.sh does; everything else resolves from the package index (uv's cache)."""
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv not found on PATH (./setup.sh installs it)")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["OMP_NUM_THREADS"] = "1"
+    dist = tmp_path / "dist"
+    _run([uv, "build", "--wheel", "--out-dir", str(dist), str(REPO)], tmp_path, env)
+    (wheel,) = dist.glob("*.whl")
+    venv = tmp_path / "venv"
+    _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], tmp_path, env)
+    python = venv / "bin" / "python"
+    links = env.get("UV_FIND_LINKS") or env.get("PIP_FIND_LINKS") or ""
+    constraints = REPO / "requirements/constraints.txt"
+    torch_from = f'--find-links "{links}"' if links else ""
+    if not links:  # as ./setup.sh: the CPU build, not PyPI's CUDA one
+        _run(
+            [uv, "pip", "install", "--quiet", "--python", str(python), "--index-url",
+             "https://download.pytorch.org/whl/cpu", "--constraint", str(constraints), "torch"],
+            tmp_path,
+            env,
+        )  # fmt: skip
+    lines = _quickstart_lines()
+    assert lines[0] == "pip install presentation-dependence"
+    script = "\n".join(
+        [
+            "set -euo pipefail",
+            f'export PATH="{venv / "bin"}:$PATH"',
+            "pip() {",
+            '  local args=("${@/#presentation-dependence/' + str(wheel) + '}")',
+            f'  "{uv}" pip "${{args[@]}}" --quiet --python "{python}" {torch_from} '
+            f'--constraint "{constraints}"',
+            "}",
+            *lines,
+        ]
+    )
+    out = _run(["bash", "-c", script], tmp_path, env)
+    paths = _run([str(python), "-c", "import sys; print(sys.path)"], tmp_path, env)
+    assert str(REPO) not in paths and sysconfig.get_paths()["purelib"] not in paths  # no borrowing
+    assert "example-noveleval-smollm2" in out and " yes " in out  # presdep configs' marks
+    (metrics,) = (tmp_path / "work" / "runs" / "example-noveleval-smollm2").glob("*/metrics.json")
+    per_query = list(metrics.parent.glob("per_query_results/*.json"))
+    assert len(per_query) == 1  # one query reranked by the embedded model
+    assert "ndcg@10" in metrics.read_text()

@@ -1,6 +1,8 @@
 import argparse
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +58,21 @@ def test_interrupt_exits_130(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runners.EvalManager, "evaluate", interrupted)
     assert main(["eval", "--run-dir", str(tmp_path)]) == 130
+
+
+def test_a_closed_stdout_exits_141_quietly():
+    """``presdep schema | head -1``: the reader goes away; no "internal error", no traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "presentation_dependence.cli", "schema"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the command writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "internal error" not in err and "Traceback" not in err
 
 
 def test_gate_crashes_are_not_gate_fails(tmp_path, caplog):

@@ -16,19 +16,21 @@ Exit codes (every command): 0 done; 1 only ``presdep gate``'s "fail beyond noise
 message names the problem and the fix), an environment error (a read-only or full disk, a file
 too large, a file where a folder is meant) or a truncated or corrupt file, each named with its
 path (:mod:`.failures`); 3 an internal error (a bug: one line, the traceback with
-``--debug``); 130 interrupted; ``study plan`` and ``study stage run`` pass on the exit status of
+``--debug``); 130 interrupted; 141 stdout closed early (``presdep configs | head``); ``study plan`` and ``study stage run`` pass on the exit status of
 a failing step. Every message and traceback is redacted (:mod:`presentation_dependence.secrets`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 
 from presentation_dependence.cli import evaluation, judge, project, runs, students, study, training
 from presentation_dependence.cli.common import (
+    EXIT_BROKEN_PIPE,
     EXIT_GATE_FAIL,
     EXIT_INTERNAL_ERROR,
     EXIT_INTERRUPTED,
@@ -88,6 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         log.error("interrupted; rerun the same command to resume where it stopped")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout went away (`presdep configs | head`): not an error of ours.
+        # Point stdout at /dev/null so the interpreter's final flush stays quiet, and exit as
+        # a process killed by SIGPIPE does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as e:
         problem = environment_problem(e)
         if problem is not None:

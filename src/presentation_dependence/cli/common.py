@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from presentation_dependence.secrets import RedactingFormatter
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_GATE_FAIL",
     "EXIT_INTERNAL_ERROR",
     "EXIT_INTERRUPTED",
@@ -47,6 +48,7 @@ EXIT_GATE_FAIL = (
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # as a process killed by SIGPIPE (128 + 13)
 
 OVERRIDE_HELP = (
     "dotted override, value parsed as YAML (repeatable; a number indexes a list block, "

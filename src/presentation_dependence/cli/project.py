@@ -20,7 +20,10 @@ __all__ = ["register"]
 
 
 def register(sub: Subparsers) -> None:
-    c = command(sub, "configs", _cmd_configs, "list the experiment configs")
+    c = command(
+        sub, "configs", _cmd_configs, "list the experiment configs and whether each runs here"
+    )
+    c.add_argument("--why", action="store_true", help="say what stops each config that cannot")
     c.add_argument(
         "--root",
         help="folder of the configs (default: ./configs/experiments, else the installed ones)",
@@ -43,6 +46,7 @@ def register(sub: Subparsers) -> None:
 
 def _cmd_configs(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.config import list_experiment_configs
+    from presentation_dependence.config.readiness import config_readiness
     from presentation_dependence.resources import shipped_configs_dir
 
     root = args.root
@@ -56,7 +60,20 @@ def _cmd_configs(args: argparse.Namespace, argv: Sequence[str]) -> int:
         log.error("no configs under %s", root)
         return EXIT_USER_ERROR
     width = max(len(i) for i, _ in rows)
-    sys.stdout.write("".join(f"{i.ljust(width)}  {d}\n" for i, d in rows))
+    sys.stdout.write(f"{'config'.ljust(width)}  runs here  description\n")
+    for i, d in rows:
+        ready = config_readiness(Path(root) / f"{i}.yaml")
+        sys.stdout.write(f"{i.ljust(width)}  {ready.mark.ljust(9)}  {d}\n")
+        if args.why:
+            for what in ready.missing:
+                sys.stdout.write(f"{''.ljust(width)}    missing: {what}\n")
+            for what in ready.network:
+                sys.stdout.write(f"{''.ljust(width)}    downloads: {what}\n")
+    sys.stdout.write(
+        "\nruns here: yes (its data, model and extras are here), network (it downloads a "
+        "model or dataset on first use), no (--why says what is missing). Paths are relative "
+        "to this folder.\n"
+    )
     return EXIT_OK
 
 
