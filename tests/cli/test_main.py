@@ -122,14 +122,15 @@ def _listed(capsys, argv: list[str]) -> list[str]:
     with pytest.raises(SystemExit) as e:
         main([*argv, "--help"])
     assert e.value.code == 0
-    found = re.search(r"\{([a-z,-]+)\}", capsys.readouterr().out)
+    found = re.search(r"\{([a-z0-9,-]+)\}", capsys.readouterr().out)
     assert found, argv
     return found.group(1).split(",")
 
 
 def test_help_lists_every_subcommand(capsys) -> None:
     assert _listed(capsys, []) == [
-        *("run", "psi", "psi-runs", "qa", "eval", "compare", "report", "configs", "init"),
+        *("run", "rerank", "psi", "psi-runs", "qa", "bm25", "eval", "compare", "report"),
+        *("configs", "init"),
         "schema",
         *("judge", "noise", "gate", "silver", "train", "select-lambda", "student", "study"),
     ]

@@ -112,5 +112,6 @@ def test_psi_from_scores_on_an_archive_reads_the_folders_own_config(
     path.write_text(json.dumps({"cost": doc["cost"], "variants": {}}))  # figures gone, cost kept
     assert main(["psi", "--run-dir", str(kept), "--from-scores"]) == 0  # no CONFIG
     assert path.read_bytes() == want
-    assert main(["psi", "--run-dir", str(kept)]) == 2  # without --from-scores CONFIG is needed
-    assert "give CONFIG" in caplog.text
+    # Without CONFIG the folder's own config is used as it is: an override is refused.
+    assert main(["psi", "--run-dir", str(kept), "--from-scores", "-o", "robustness.seed=3"]) == 2
+    assert "drop --override" in caplog.text

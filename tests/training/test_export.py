@@ -16,6 +16,7 @@ import pytest
 
 import presentation_dependence as pd
 from presentation_dependence.cli import main as presdep
+from presentation_dependence.config.adhoc import reranker_block
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.models.embedded import ResolvedModel
 from presentation_dependence.readout.adapter import adapter_sha256
@@ -243,3 +244,11 @@ def test_verify_against_archive_rescored_from_a_fixture(students, tmp_path, caps
     np.savez_compressed(columnar, **cols)
     assert presdep(argv) == 1
     assert "FAILED" in capsys.readouterr().out
+
+
+def test_rerank_selects_a_student_by_name(students) -> None:
+    """``presdep rerank RUN --reranker NAME``: the student's serving block, its adapter by name
+    (so the sha256 is checked at load)."""
+    block = reranker_block(NAME)
+    serving = read_manifest(students / NAME).serving
+    assert block == {**{k: v for k, v in serving.items() if k != "adapter_path"}, "adapter": NAME}

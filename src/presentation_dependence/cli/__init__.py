@@ -1,6 +1,7 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
-presdep run | psi | psi-runs | qa     rerank, and measure order instability  (cli/runs.py)
+presdep run | rerank | psi | psi-runs | qa   rerank (a config, or any TREC run), order instability  (cli/runs.py)
+presdep bm25                         the BM25 first stage over a BEIR folder  (cli/firststage.py)
 presdep eval | compare | report       effectiveness, two runs paired, the order-instability report  (cli/evaluation.py)
 presdep configs | init | schema       the configs  (cli/project.py)
 presdep judge | noise | gate          LLM-as-judge placement, rerun noise, the gate  (cli/judge.py)
@@ -28,7 +29,16 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from presentation_dependence.cli import evaluation, judge, project, runs, students, study, training
+from presentation_dependence.cli import (
+    evaluation,
+    firststage,
+    judge,
+    project,
+    runs,
+    students,
+    study,
+    training,
+)
 from presentation_dependence.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_GATE_FAIL,
@@ -55,7 +65,7 @@ __all__ = [
 ]
 
 # The groups of subcommands, in the order ``presdep -h`` lists them.
-GROUPS = (runs, evaluation, project, judge, training, students, study)
+GROUPS = (runs, firststage, evaluation, project, judge, training, students, study)
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -35,6 +35,7 @@ __all__ = ["register"]
 def register(sub: Subparsers) -> None:
     r = _runner(sub, "run", _cmd_run, "rerank a config's data into a run folder", "rank")
     r.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
+    _register_rerank(sub)
     ps = _runner(sub, "psi", _cmd_psi, "re-score under M presentations -> psi/psi_metrics.json")
     ps.add_argument(
         "--from-scores",
@@ -99,8 +100,8 @@ _RUNNERS = {
         "run folder (default runs/<ID>/<timestamp>/); reuse to resume",
     ),
     "psi": (
-        "configs/experiments/<ID>.yaml (its robustness block); with --from-scores it may be left "
-        "out",
+        "configs/experiments/<ID>.yaml (its robustness block); left out: the run folder's own "
+        "resolved_config.yaml (a 'presdep rerank' folder, an archived one)",
         "",
         "",
     ),
@@ -139,10 +140,55 @@ def _resumable(
     return cfg, args.run_dir, keywords
 
 
-def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def _register_rerank(sub: Subparsers) -> None:
+    rr = command(
+        sub,
+        "rerank",
+        _cmd_rerank,
+        "rerank any TREC run over a BEIR folder or a corpus + topics file, no YAML",
+        description="Rerank the top-k of RUN with a registered reranker or a shipped student. "
+        "The config it builds is frozen into the run folder (resolved_config.yaml), so "
+        "'presdep run' on that file reproduces the run, and 'presdep psi' takes it.",
+    )
+    rr.add_argument("trec_run", metavar="RUN", help="the first-stage TREC run (6 columns)")
+    rr.add_argument("--beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv")
+    rr.add_argument("--corpus", help="instead of --beir: passages (TSV id<TAB>text, or JSONL)")
+    rr.add_argument("--topics", help="with --corpus: queries (TSV qid<TAB>text, or JSONL)")
+    rr.add_argument("--qrels", help="judgements (TREC qrels) for --eval")
+    rr.add_argument(
+        "--reranker",
+        default="GradeReranker",
+        help="a reranker class (GradeReranker: the embedded readout; E5BiEncoderReranker ...) "
+        "or a shipped student (presdep student list); default GradeReranker",
+    )
+    rr.add_argument("--top-k", type=int, default=20, help="candidates reranked per query")
+    add_override(rr, "reranker.max_passage_chars=300")
+    add_run_dir(rr, required=False, help="run folder (default runs/<ID>/<timestamp>/)")
+    add_shard(rr, "rank")
+    add_recompute_changed(rr)
+    rr.add_argument("--eval", action="store_true", help="evaluate once the run is complete")
+
+
+def _cmd_rerank(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.config.adhoc import adhoc_config
+
+    cfg = adhoc_config(
+        args.trec_run,
+        beir=args.beir,
+        corpus=args.corpus,
+        topics=args.topics,
+        qrels=args.qrels,
+        reranker=args.reranker,
+        top_k=args.top_k,
+        overrides=args.override,
+    )
+    return _cmd_run(args, argv, cfg)
+
+
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str], cfg: Any = None) -> int:
     from presentation_dependence.runners import EvalManager, ExperimentManager
 
-    cfg, run_dir, keywords = _resumable(args, argv)
+    cfg, run_dir, keywords = _resumable(args, argv, cfg)
     summary = ExperimentManager(cfg, run_dir, **keywords).run()
     log.info(
         "%s: %d computed, %d reused, run %s",
@@ -180,10 +226,10 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.robustness.recompute import folder_config
     from presentation_dependence.robustness.runner import PSIRunner
 
-    if args.config is None and (not args.from_scores or args.override):
+    if args.config is None and args.override:
         raise PresdepError(
-            "presdep psi: give CONFIG (only --from-scores, without --override, may leave it out "
-            "and use the run folder's resolved_config.yaml)"
+            "presdep psi: --override changes a CONFIG; without CONFIG the run folder's own "
+            "resolved_config.yaml is used as it is. Fix: give CONFIG, or drop --override"
         )
     cfg = folder_config(args.run_dir) if args.config is None else None
     cfg, run_dir, keywords = _resumable(args, argv, cfg)
