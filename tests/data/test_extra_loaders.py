@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 import uuid
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import pytest
 
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
-from presentation_dependence.errors import InputFormatError
+from presentation_dependence.errors import ConfigError, InputFormatError
 from presentation_dependence.records import Query
 
 DOCS = {"d1": "fleas live months", "d2": "cats groom", "d3": "eggs hatch in days"}
@@ -102,3 +104,26 @@ def test_parquet_rank_llm_rows_and_errors(tmp_path) -> None:
     bad = _parquet(tmp_path, [{"qid": "q1", "query": "fleas", "docid": "d1"}])
     with pytest.raises(InputFormatError, match="text"):
         load_dataset(DataConfig(dataloader_class="ParquetLoader", path=str(bad)))
+
+
+def test_an_offline_irds_download_is_a_config_error_with_the_fix(monkeypatch) -> None:
+    """ir_datasets fetches lazily, on first iteration; offline that is its "All download
+    sources failed", which the loader turns into an error naming the dataset and the fix.
+    (A stand-in module: the failure is ir_datasets', not one this machine can cause.)"""
+
+    class Offline:
+        def has_scoreddocs(self) -> bool:
+            return True
+
+        def scoreddocs_iter(self):
+            raise RuntimeError("All download sources failed")
+
+    fake = types.ModuleType("ir_datasets")
+    fake.load = lambda dataset_id: Offline()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ir_datasets", fake)
+    cfg = DataConfig(dataloader_class="IrDatasetsLoader", path="msmarco-passage/trec-dl-2019")
+    with pytest.raises(ConfigError, match=r"could not download 'msmarco-passage/trec-dl-2019'"):
+        load_dataset(cfg)
+    fake.load = lambda dataset_id: (_ for _ in ()).throw(ValueError("a bug"))  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="a bug"):  # any other error is not dressed up
+        load_dataset(cfg)

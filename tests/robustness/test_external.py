@@ -6,6 +6,7 @@ M runs per variant, gives back that folder's psi_metrics.json figures exactly.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from presentation_dependence.cli import main as cli_main
+from presentation_dependence.cli.runs import _psi_runs_config
 from presentation_dependence.io.fixture import write_fixture
 from presentation_dependence.io.rankllm_json import read_rankllm_json, write_rankllm_json
 from presentation_dependence.io.trec import write_qrels
@@ -149,3 +151,15 @@ def test_refusals_name_the_problem(psi_folder, tmp_path, caplog) -> None:
     bad = dict(written, same_order=[broken, written["same_order"][1]])
     assert cli_main([*base, "--config", str(cfg), *_runs_args(bad)]) == 2
     assert "missing" in caplog.text and str(broken) in caplog.text
+
+
+def test_candidates_take_overrides(tmp_path) -> None:
+    """``psi-runs --candidates FILE -o data.top_k=2``: the override reaches the data block (it
+    was ignored before issue 40)."""
+    reqs, _ = _requests()
+    cands = write_rankllm_json(reqs, tmp_path / "cands.json", layout="candidates")
+    args = argparse.Namespace(
+        config=None, candidates=str(cands), qrels=None, override=["data.top_k=2"]
+    )
+    cfg = _psi_runs_config(args)
+    assert cfg.data.top_k == 2 and cfg.data.dataloader_class == "RankLLMJsonLoader"

@@ -33,6 +33,7 @@ def fake_run(
     offsets: Mapping[str, float] = OFFSETS,
     tied: float = 0.0,
     tokens: float | None = None,
+    presentations: int = 10,
 ) -> None:
     """A finished scorer run folder (metrics.json, psi/psi_metrics.json) with known figures:
     query q has nDCG@10 ``ndcg + d_q`` in the given order, ``ndcg − 0.05 + d_q`` over the
@@ -70,8 +71,8 @@ def fake_run(
     }
     cost: dict[str, Any] = {"same_order": {"forward_passes_per_query": 2.0}}
     if tokens is not None:
-        cost["random_shuffle"] = {"prompt_tokens_per_query": 10 * tokens}
-    shuffled = {"num_presentations": 10, "summary": summary, "per_query": per_query}
+        cost["random_shuffle"] = {"prompt_tokens_per_query": presentations * tokens}
+    shuffled = {"num_presentations": presentations, "summary": summary, "per_query": per_query}
     psi = {
         "variants": {
             "random_shuffle": shuffled,

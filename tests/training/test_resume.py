@@ -169,6 +169,7 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_adapter(
     assert [x["loss"] for x in lines if "loss" in x] == [x["loss"] for x in ref_lines]
     assert all(x["eta_s"] is not None and x["s_per_step"] > 0 for x in ref_lines)
     assert all(x["rss_gb"] > 0 for x in ref_lines)
+    assert all(x["peak_rss_gb"] >= x["rss_gb"] for x in ref_lines)  # the peak, not between steps
 
 
 class CrashAtTrainEnd(TrainerCallback):

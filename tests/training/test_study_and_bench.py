@@ -52,6 +52,17 @@ def test_study_table(tmp_path):
     assert verdict["flat"].endswith("| yes |")
 
 
+def test_study_table_header_says_the_runs_m(tmp_path):
+    """The header names the M the folders were measured with, not a fixed 10 (issue 40)."""
+    fake_run(tmp_path / "a" / "off-the-shelf", 0.4, tau=0.5, spread=0.4, presentations=4)
+    fake_run(tmp_path / "a" / "oc-sft", 0.45, tau=0.2, spread=0.3, presentations=4)
+    table = study_table([tmp_path / "a" / "off-the-shelf", tmp_path / "a" / "oc-sft"])
+    assert "nDCG@10 over 4 shuffles [95% CI]" in table and "10 shuffles" not in table
+    fake_run(tmp_path / "b" / "oc-sft", 0.45, tau=0.2, spread=0.3, presentations=6)
+    mixed = study_table([tmp_path / "a" / "off-the-shelf", tmp_path / "b" / "oc-sft"])
+    assert "over the shuffles (M: off-the-shelf 4, oc-sft 6)" in mixed
+
+
 def test_collapse_rule():
     base = {"score_spread": 0.4, "tied_share": 0.0}
     assert not collapsed({"score_spread": 0.25, "tied_share": 0.1}, base)

@@ -17,6 +17,7 @@ pytest.importorskip("peft")
 
 from presentation_dependence.cli import main
 from presentation_dependence.records import Query
+from presentation_dependence.report.figures import base_tau_psi
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training import curve as curve_module
 from presentation_dependence.training.config import load_training_config
@@ -123,6 +124,7 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path, monk
     assert all(0.0 <= p["tau_psi"] <= 1.0 and p["num_queries"] == 2 for p in points)
     again = learning_curve_points(cfg, num_presentations=2, max_queries=2)  # from the cache
     assert again == points
+    assert base_tau_psi({"s": points}) == points[0]["tau_psi"]  # the goal line: half of it
     # every 2nd step: the base model, step 2 (a multiple of 2 and the final adapter)
     sparse = learning_curve_points(cfg, num_presentations=2, max_queries=2, every=2)
     assert sparse == [points[0], points[2]]

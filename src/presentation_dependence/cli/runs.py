@@ -242,6 +242,7 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _psi_runs_config(args: argparse.Namespace) -> Any:
     from presentation_dependence.config import load_experiment_config
     from presentation_dependence.config.experiment import config_from_raw
+    from presentation_dependence.config.loader import apply_overrides
 
     if (args.config is None) == (args.candidates is None):
         raise PresdepError(
@@ -253,7 +254,8 @@ def _psi_runs_config(args: argparse.Namespace) -> Any:
     data = {"dataloader_class": "RankLLMJsonLoader", "path": args.candidates}
     if args.qrels:
         data["qrels"] = args.qrels
-    return config_from_raw({"data": data}, Path(args.candidates).stem)
+    raw = apply_overrides({"data": data}, args.override, "--override")  # data.top_k, robustness.*
+    return config_from_raw(raw, Path(args.candidates).stem)
 
 
 def _cmd_psi_runs(args: argparse.Namespace, argv: Sequence[str]) -> int:

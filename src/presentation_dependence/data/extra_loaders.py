@@ -43,6 +43,22 @@ class IrDatasetsLoader(Loader):
             raise ConfigError("IrDatasetsLoader: set data.path to an ir_datasets id")
         ir_datasets = import_optional("ir_datasets", extra="irds", purpose="IrDatasetsLoader")
         try:
+            return self._load(ir_datasets, dataset_id)
+        except PresdepError:
+            raise
+        except Exception as e:  # ir_datasets fetches files lazily, on first iteration
+            if not _download_failure(e):
+                raise
+            raise ConfigError(
+                f"data.path: ir_datasets could not download {dataset_id!r} ({type(e).__name__}: "
+                f"{e}); this machine is offline or the source is gone. Fix: run once where "
+                "there is network (ir_datasets caches under $IR_DATASETS_HOME, default "
+                "~/.ir_datasets, which you can copy here), or read a local copy with BeirLoader "
+                "or TrecRunLoader (docs/DATA-SETUP.md)"
+            ) from None
+
+    def _load(self, ir_datasets: Any, dataset_id: str) -> Dataset:
+        try:
             ds = ir_datasets.load(dataset_id)
         except KeyError as e:
             raise ConfigError(
@@ -84,6 +100,12 @@ class IrDatasetsLoader(Loader):
             )
             requests.append(RerankRequest(Query(qid, queries[qid]), cands))
         return self._apply(requests, sel, dataset_id.replace("/", "_"))
+
+
+def _download_failure(e: BaseException) -> bool:
+    """An error of ir_datasets' downloader: a connection error, or its own error whose message
+    says a download failed (``All download sources failed``)."""
+    return isinstance(e, (ConnectionError, TimeoutError)) or "download" in str(e).lower()
 
 
 @LOADERS.register()

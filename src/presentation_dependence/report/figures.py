@@ -11,6 +11,7 @@ import numpy as np
 from presentation_dependence.optional import import_optional
 
 __all__ = [
+    "base_tau_psi",
     "chips_figure",
     "learning_curve",
     "mean_grade_by_slot",
@@ -185,6 +186,16 @@ def slot_means_figure(
     return fig
 
 
+def base_tau_psi(series: Mapping[str, Sequence[Mapping[str, float]]]) -> float | None:
+    """The base model's held-out τ-PSI (the step-0 point; the students of one curve share
+    it), which the learning curve's goal line halves; None without a step-0 point."""
+    for rows in series.values():
+        for r in rows:
+            if int(r["step"]) == 0:
+                return float(r["tau_psi"])
+    return None
+
+
 def learning_curve(series: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes:
     """τ-PSI and nDCG@10 over shuffles on held-out queries against training steps, per student."""
     plt = _plt()
@@ -197,8 +208,13 @@ def learning_curve(series: Mapping[str, Sequence[Mapping[str, float]]]) -> bytes
     left.set_ylabel("nDCG@10 over shuffles (held-out)")
     right.set_xlabel("training steps (queries seen)")
     right.set_ylabel("τ-PSI (held-out)")
-    right.axhline(0.25, color="grey", linestyle=":", linewidth=1)
-    right.set_ylim(0, 0.55)
+    title = "Learning curve"
+    base = base_tau_psi(series)
+    if base is not None:  # the goal: half the base model's τ-PSI
+        right.axhline(base / 2, color="grey", linestyle=":", linewidth=1)
+        title += f" (dotted: τ-PSI {base / 2:.3f}, half the base model's {base:.3f})"
+    top = max([float(r["tau_psi"]) for rows in series.values() for r in rows], default=0.5)
+    right.set_ylim(0, max(0.55, top * 1.1))
     left.legend(fontsize=7)
-    fig.suptitle("Learning curve (dotted: τ-PSI 0.25, half the off-the-shelf 0.5)", fontsize=9)
+    fig.suptitle(title, fontsize=9)
     return _png(fig)

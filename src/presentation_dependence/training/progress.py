@@ -3,11 +3,12 @@
 Every ``train.logging_steps`` optimizer steps, and also at every checkpoint step and the last
 step, :class:`ProgressLog` (main process) writes one plain log line through :mod:`logging`::
 
-    step 12/40 (epoch 0.60): loss 0.8123 (fit 0.7010, consistency 0.1113), 1.23 s/step, ETA 0:00:34, RSS 3.1 GB
+    step 12/40 (epoch 0.60): loss 0.8123 (fit 0.7010, consistency 0.1113), 1.23 s/step, ETA 0:00:34, RSS 3.1 GB (peak 4.8 GB)
 
 and appends the same figures as one JSON object to ``train_log.jsonl`` (``step``,
 ``max_steps``, ``epoch``, ``loss``, ``fit``, ``consistency``, ``grad_norm``,
-``learning_rate``, ``s_per_step``, ``eta_s``, ``rss_gb``: the process's resident size, ``time``). Event lines mark a ``start``, a
+``learning_rate``, ``s_per_step``, ``eta_s``, ``rss_gb``: the process's resident size between steps, ``peak_rss_gb``: its peak so
+far, which the steps reach, ``time``). Event lines mark a ``start``, a
 ``resume`` and the ``end`` of a training call. s/step counts the steps of the current process
 only. Logging at every checkpoint step makes each checkpoint close a log window, so a resumed
 run's windows are the uninterrupted run's.
@@ -85,6 +86,11 @@ def run_loss(history: list[dict[str, Any]]) -> float:
     return total / last if last else float("nan")
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size so far (``getrusage``: kilobytes on Linux)."""
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
 def rss_bytes() -> int:
     """This process's resident set size now (``/proc/self/statm``; the peak from ``getrusage``
     where that file is missing)."""
@@ -134,13 +140,14 @@ class ProgressLog(TrainerCallback):
         eta = None if per_step is None else per_step * max(total - step, 0)
         rec["s_per_step"] = None if per_step is None else round(per_step, 4)
         rec["eta_s"] = None if eta is None else round(eta, 1)
-        rss = rss_bytes() / 2**30
+        rss, peak = rss_bytes() / 2**30, peak_rss_bytes() / 2**30
         rec["rss_gb"] = round(rss, 3)
+        rec["peak_rss_gb"] = round(peak, 3)  # the step's working set: RSS between steps is less
         rec["time"] = _now()
         self._append(rec)
         parts = ", ".join(f"{k} {logs[k]:.4f}" for k in ("fit", "consistency") if k in logs)
         log.info(
-            "step %d/%d (epoch %.2f): loss %.4f%s, %s s/step, ETA %s, RSS %.1f GB",
+            "step %d/%d (epoch %.2f): loss %.4f%s, %s s/step, ETA %s, RSS %.1f GB (peak %.1f GB)",
             step,
             total,
             state.epoch,
@@ -149,6 +156,7 @@ class ProgressLog(TrainerCallback):
             "?" if per_step is None else f"{per_step:.2f}",
             "?" if eta is None else str(timedelta(seconds=round(eta))),
             rss,
+            peak,
         )
 
     def _append(self, rec: dict[str, Any]) -> None:

@@ -82,6 +82,7 @@ def study_row(run_dir: str | Path, *, from_scores: bool = False) -> dict[str, An
     return {
         "scorer": folder.name,
         "paradigm": run_paradigm(folder),
+        "presentations": presentations,
         "queries": metrics.get("num_queries"),
         "ndcg10_given": metrics["mean"].get("ndcg@10"),
         "ndcg_shuffled": shuffled["ndcg_mean"],
@@ -219,8 +220,15 @@ def study_table(
     recomputed from the folders' scores instead of read from their json files."""
     rows = [study_row(d, from_scores=from_scores) for d in run_dirs]
     seconds = step_seconds(timings)
+    ms = sorted({r["presentations"] for r in rows if r.get("presentations")})
+    over = (
+        f"over {ms[0]} shuffles"
+        if len(ms) == 1
+        else "over the shuffles (M: "
+        + (", ".join(f"{r['scorer']} {r.get('presentations')}" for r in rows) + ")")
+    )
     head = (
-        "| scorer | queries | nDCG@10 (given order) | nDCG@10 over 10 shuffles [95% CI] | "
+        f"| scorer | queries | nDCG@10 (given order) | nDCG@10 {over} [95% CI] | "
         "τ-PSI [95% CI] | ΔnDCG@10 | top-10 flip rate | score spread (mean within-query std) "
         "| tied share | τ-PSI same-order null | forward passes per query (null variant) "
         "| prompt tokens per query (null variant) | wall s (PSI step) | CPU s (PSI, all queries) |"
