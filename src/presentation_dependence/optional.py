@@ -34,6 +34,9 @@ DISTRIBUTION = "presentation-dependence"
 _CHECKOUT_COMMANDS = {
     "teachers": "uv pip install --no-deps --require-hashes -r requirements/teachers.txt",
 }
+# A second command an extra needs after it: rank-llm declares vLLM (a CUDA torch) as a hard
+# dependency that its data types do not use, so it goes in without its dependencies.
+_THEN = {"rankllm": "pip install --no-deps 'rank-llm>=0.20'"}
 
 
 class MissingExtraError(ConfigError, ImportError):
@@ -58,14 +61,15 @@ def install_command(extra: str) -> str:
     >>> install_command("irds").startswith("pip install 'presentation-dependence[irds]'")
     True
     """
-    command = f"pip install '{DISTRIBUTION}[{extra}]'"
+    then = f" && {_THEN[extra]}" if extra in _THEN else ""
+    command = f"pip install '{DISTRIBUTION}[{extra}]'{then}"
     root = checkout_root()
     if root is None:
         return command
     here = _CHECKOUT_COMMANDS.get(
         extra, f"uv pip install --constraint requirements/constraints.txt -e '.[{extra}]'"
     )
-    return f"{command}; in this checkout, from {root}: {here}"
+    return f"{command}; in this checkout, from {root}: {here}{then.replace(' pip', ' uv pip')}"
 
 
 def import_optional(module: str, *, extra: str, purpose: str) -> ModuleType:

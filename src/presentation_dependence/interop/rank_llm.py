@@ -16,7 +16,10 @@ score order (ties by input position); those outside the window keep their place.
 of the window gets the reranker's score; the doc text is read as
 :mod:`presentation_dependence.io.rankllm_json` reads it. ``shuffle_candidates`` shuffles the
 window first, seeded by ``seed`` and the query id. rank_llm itself is imported on first use (the
-``rankllm`` extra).
+``rankllm`` extra, then ``pip install --no-deps 'rank-llm>=0.20'``: rank-llm declares vLLM, a
+CUDA torch of about 10 GB, that its ``Request``/``Result`` types do not need). rank_llm's own
+``Reranker`` class imports vLLM, so without it call the coordinator directly, as that class
+would: ``RankLLMCoordinator(...).rerank_batch(requests)`` returns the same ``Result`` objects.
 """
 
 from __future__ import annotations
