@@ -163,3 +163,32 @@ def test_candidates_take_overrides(tmp_path) -> None:
     )
     cfg = _psi_runs_config(args)
     assert cfg.data.top_k == 2 and cfg.data.dataloader_class == "RankLLMJsonLoader"
+
+
+def test_write_requests_keep_a_rank_llm_doc_as_it_was(psi_folder, tmp_path) -> None:
+    """A rank_llm file's ``doc`` (title and text apart) is written back as it was, not
+    flattened to the one text field the scorers read (issue 40)."""
+    _, run = psi_folder
+    reqs, _ = _requests()
+    items = [
+        {
+            "query": {"text": r.query.text, "qid": r.query.qid},
+            "candidates": [
+                {"docid": c.docid, "score": 1.0, "doc": {"title": f"T {c.docid}", "text": c.text}}
+                for c in r.candidates
+            ],
+        }
+        for r in reqs
+    ]
+    cands = tmp_path / "cands.json"
+    cands.write_text(json.dumps(items))
+    argv = ["psi-runs", str(run / "psi" / "presentations.json"), "--candidates", str(cands)]
+    assert cli_main([*argv, "--write-requests", str(tmp_path / "req")]) == 0
+    texts = {(r.query.qid, c.docid): c.text for r in reqs for c in r.candidates}
+    files = sorted((tmp_path / "req").glob("*/*.json"))
+    assert files
+    for f in files:
+        for q in json.loads(f.read_text()):
+            for c in q["candidates"]:
+                want = {"title": f"T {c['docid']}", "text": texts[(q["query"]["qid"], c["docid"])]}
+                assert c["doc"] == want

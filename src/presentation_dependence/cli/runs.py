@@ -260,13 +260,19 @@ def _psi_runs_config(args: argparse.Namespace) -> Any:
 
 def _cmd_psi_runs(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.data import load_dataset
+    from presentation_dependence.data.config import resolve_path
+    from presentation_dependence.io.rankllm_json import read_rankllm_docs
     from presentation_dependence.robustness import external
 
     cfg = _psi_runs_config(args)
     if args.write_requests:
         pres = external.read_presentations(args.presentations)
+        requests = load_dataset(cfg.data).requests  # validates the file
+        docs = None  # a rank_llm file's own doc objects (title and text apart) travel as they are
+        if cfg.data.dataloader_class == "RankLLMJsonLoader":
+            docs = read_rankllm_docs(resolve_path(cfg.data.path, "path"))
         written = external.write_presentation_requests(
-            pres, load_dataset(cfg.data).requests, args.write_requests
+            pres, requests, args.write_requests, docs=docs
         )
         for var, paths in written.items():
             log.info("%s: %d request files under %s", var, len(paths), paths[0].parent)

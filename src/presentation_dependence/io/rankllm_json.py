@@ -30,7 +30,7 @@ import bisect
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from presentation_dependence.records import Candidate, Query, RankResult, Rerank
 __all__ = [
     "doc_text",
     "rank_score",
+    "read_rankllm_docs",
     "read_rankllm_json",
     "request_from_obj",
     "write_rankllm_json",
@@ -318,14 +319,39 @@ def rank_score(c: Candidate, rank: int) -> float:
     return 1.0 / rank if math.isnan(c.score) else c.score
 
 
+def read_rankllm_docs(path: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The ``doc`` object of every rank_llm candidate in ``path``, by ``(qid, docid)``, as the
+    file holds it (title and text fields apart), so that a file written back keeps them. Read
+    after :func:`read_rankllm_json` has validated the file; RankGPT hits have no ``doc``."""
+    text = read_text(Path(path))
+    if text.lstrip().startswith("["):
+        items = json.loads(text)
+    else:
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    docs: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in items:
+        query = obj.get("query") if isinstance(obj, dict) else None
+        if not isinstance(query, dict) or not isinstance(obj.get("candidates"), list):
+            continue
+        for c in obj["candidates"]:
+            if isinstance(c, dict) and isinstance(c.get("doc"), dict):
+                docs[(str(query.get("qid")), str(c.get("docid")))] = c["doc"]
+    return docs
+
+
 def write_rankllm_json(
-    requests: Sequence[RerankRequest], path: str | Path, *, layout: str = "hits"
+    requests: Sequence[RerankRequest],
+    path: str | Path,
+    *,
+    layout: str = "hits",
+    docs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
 ) -> Path:
     """Write ``requests`` as rank_llm requests (``layout="candidates"``) or RankGPT ones, atomically.
 
     ``query`` is written as ``{"text", "qid"}`` (so a query without candidates keeps its id).
     RankGPT hits carry ``qid``, ``docid``, ``content``, ``rank`` and ``score``; rank_llm
-    candidates ``docid``, ``score`` and ``doc: {"text"}``, in list order (rank_llm's rank). The
+    candidates ``docid``, ``score`` and ``doc: {"text"}`` (or, given ``docs``, the candidate's
+    own ``doc`` object as :func:`read_rankllm_docs` read it), in list order (rank_llm's rank). The
     score is always a number (:func:`rank_score`): the candidate's own, else 1 / its rank (the
     hit's ``rank``; a rank_llm candidate's position). A path ending ``.jsonl`` gets JSON lines,
     any other a JSON array.
@@ -339,7 +365,11 @@ def write_rankllm_json(
         q = {"text": r.query.text, "qid": r.query.qid}
         if layout == "candidates":
             items: list[dict[str, Any]] = [
-                {"docid": c.docid, "score": rank_score(c, pos), "doc": {"text": c.text}}
+                {
+                    "docid": c.docid,
+                    "score": rank_score(c, pos),
+                    "doc": (docs or {}).get((r.query.qid, c.docid), {"text": c.text}),
+                }
                 for pos, c in enumerate(r.candidates, start=1)
             ]
         else:

@@ -124,9 +124,13 @@ def _check_candidates(pres: Presentations, requests: Sequence[RerankRequest]) ->
 
 
 def write_presentation_requests(
-    pres: Presentations, requests: Sequence[RerankRequest], out_dir: str | Path
+    pres: Presentations,
+    requests: Sequence[RerankRequest],
+    out_dir: str | Path,
+    docs: Mapping[tuple[str, str], dict[str, Any]] | None = None,
 ) -> dict[str, list[Path]]:
-    """``out_dir/<variant>/<m>.json``: rank_llm requests with the candidates as presented."""
+    """``out_dir/<variant>/<m>.json``: rank_llm requests with the candidates as presented
+    (``docs``: the candidates' own rank_llm ``doc`` objects, kept as they were)."""
     _check_candidates(pres, requests)
     by_qid = {r.query.qid: r for r in requests}
     written: dict[str, list[Path]] = {}
@@ -141,7 +145,9 @@ def write_presentation_requests(
                 for qid, variants in pres.table.items()
             ]
             path = Path(out_dir) / var / f"{m}.json"
-            written.setdefault(var, []).append(write_rankllm_json(shown, path, layout="candidates"))
+            written.setdefault(var, []).append(
+                write_rankllm_json(shown, path, layout="candidates", docs=docs)
+            )
     return written
 
 
