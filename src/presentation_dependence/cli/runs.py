@@ -269,8 +269,9 @@ def _cmd_psi_runs(args: argparse.Namespace, argv: Sequence[str]) -> int:
         pres = external.read_presentations(args.presentations)
         requests = load_dataset(cfg.data).requests  # validates the file
         docs = None  # a rank_llm file's own doc objects (title and text apart) travel as they are
-        if cfg.data.dataloader_class == "RankLLMJsonLoader":
-            docs = read_rankllm_docs(resolve_path(cfg.data.path, "path"))
+        source = resolve_path(cfg.data.path, "path")
+        if cfg.data.dataloader_class == "RankLLMJsonLoader" and source is not None:
+            docs = read_rankllm_docs(source)
         written = external.write_presentation_requests(
             pres, requests, args.write_requests, docs=docs
         )
