@@ -269,9 +269,9 @@ def _cmd_psi_runs(args: argparse.Namespace, argv: Sequence[str]) -> int:
         pres = external.read_presentations(args.presentations)
         requests = load_dataset(cfg.data).requests  # validates the file
         docs = None  # a rank_llm file's own doc objects (title and text apart) travel as they are
-        source = resolve_path(cfg.data.path, "path")
-        if cfg.data.dataloader_class == "RankLLMJsonLoader" and source is not None:
-            docs = read_rankllm_docs(source)
+        if cfg.data.dataloader_class == "RankLLMJsonLoader":
+            source = resolve_path(cfg.data.path, "path")
+            docs = None if source is None else read_rankllm_docs(source)
         written = external.write_presentation_requests(
             pres, requests, args.write_requests, docs=docs
         )
