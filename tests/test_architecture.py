@@ -145,3 +145,48 @@ def test_every_module_of_the_rerankers_package_is_imported_and_registers() -> No
     assert all(f"{pkg.__name__}.{m}" in sys.modules for m in modules)
     homes = {RERANKERS.get(n).__module__.rsplit(".", 1)[-1] for n in RERANKERS.names()}
     assert {"gold", "identity", "self_consistency"} <= homes
+
+
+def test_a_reranker_installed_as_an_entry_point_is_found_by_name(tmp_path: Path, monkeypatch):
+    """A plugin distribution declares its reranker under the packaging entry-point group
+    ``presentation_dependence.rerankers`` (PyTerrier's way); a config names it with no
+    ``plugins:`` list. A plugin that fails to import is named when a lookup then misses."""
+    site = tmp_path / "site"
+    (site / "echo_plugin").mkdir(parents=True)
+    (site / "echo_plugin" / "__init__.py").write_text(
+        "from presentation_dependence.rerankers import RerankerOptions\n"
+        "from presentation_dependence.rerankers.identity import IdentityReranker\n"
+        "class EchoReranker(IdentityReranker):\n"
+        "    config_cls = RerankerOptions\n"
+    )
+    info = site / "echo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[presentation_dependence.rerankers]\n"
+        "EchoReranker = echo_plugin:EchoReranker\n"
+        "BrokenReranker = echo_plugin_missing:Nope\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(RERANKERS, "_items", dict(RERANKERS._items))  # undone after the test
+    monkeypatch.setattr(RERANKERS, "_loaded", set())
+    monkeypatch.setattr(RERANKERS, "_failed", [])
+    assert "EchoReranker" in RERANKERS.names()
+    cfg = tmp_path / "echo.yaml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "reranker": {"reranker_class": "EchoReranker"},
+                "data": {"path": str(Path("fixtures/noveleval/noveleval.jsonl").resolve())},
+            }
+        )
+    )
+    assert load_experiment_config(cfg, environ={}).reranker.reranker_class == "EchoReranker"
+    with pytest.raises(ConfigError, match=r"BrokenReranker \(echo-plugin: ModuleNotFoundError"):
+        load_experiment_config(_named(tmp_path, "Nope"), environ={})
+
+
+def _named(folder: Path, name: str) -> Path:
+    path = folder / f"{name.lower()}.yaml"
+    path.write_text(yaml.safe_dump({"reranker": {"reranker_class": name}}))
+    return path

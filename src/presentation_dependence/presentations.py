@@ -56,7 +56,9 @@ class PerturbationContext:
 
 
 Perturbation = Callable[[int, int, np.random.Generator, PerturbationContext], np.ndarray]
-PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
+PERTURBATIONS: Registry[Perturbation] = Registry(
+    "perturbation", entry_points="presentation_dependence.perturbations"
+)
 NULL = "same_order"  # the variant name of the same-order null (PSI, QA)
 
 

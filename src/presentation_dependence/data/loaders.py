@@ -49,7 +49,7 @@ __all__ = [
     "pick_queries",
 ]
 
-LOADERS = Registry[type]("dataloader_class")
+LOADERS = Registry[type]("dataloader_class", entry_points="presentation_dependence.loaders")
 
 log = logging.getLogger(__name__)
 

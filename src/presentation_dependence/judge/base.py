@@ -70,7 +70,9 @@ class Judge(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-JUDGES: Registry[type[Judge]] = Registry("judge_class")
+JUDGES: Registry[type[Judge]] = Registry(
+    "judge_class", entry_points="presentation_dependence.judges"
+)
 
 
 def build_judge(name: str, options: JudgeOptions | None = None) -> Judge:

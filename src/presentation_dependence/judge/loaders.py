@@ -81,7 +81,9 @@ class ResponseDataConfig:
 
 
 Loader = Callable[[ResponseDataConfig], Iterator[ResponseItem]]
-RESPONSE_SETS: Registry[Loader] = Registry("response set")
+RESPONSE_SETS: Registry[Loader] = Registry(
+    "response set", entry_points="presentation_dependence.response_sets"
+)
 
 
 def default_shared_data() -> Path:

@@ -73,7 +73,9 @@ class Reranker(Protocol):
         ...
 
 
-RERANKERS: Registry[type[Reranker]] = Registry("reranker_class")
+RERANKERS: Registry[type[Reranker]] = Registry(
+    "reranker_class", entry_points="presentation_dependence.rerankers"
+)
 
 
 def block_paradigm(block: Any) -> Paradigm | None:
