@@ -291,25 +291,21 @@ def run_units(
             log.info("removed the stale %s (rewritten once the run is complete)", path)
     if todo:
         _warn_other_processors(folder, stage.name)
-    folder.append_provenance(
-        collect_provenance(
-            argv=argv,
-            seeds=dict(seeds or {}),
-            extra={
-                "phase": stage.name,
-                "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
-                **(provenance or {}),
-                **(stage.describe() if todo else {}),
-                "queries": {
-                    "total": len(units),
-                    "this_shard": len(mine),
-                    "reused": len(mine) - len(todo),
-                    "to_compute": len(todo),
-                    "recomputed_changed": len(changed),
-                },
-            },
-        )
-    )
+    counts = {
+        "total": len(units),
+        "this_shard": len(mine),
+        "reused": len(mine) - len(todo),
+        "to_compute": len(todo),
+        "recomputed_changed": len(changed),
+    }
+    extra = {
+        "phase": stage.name,
+        "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
+        **(provenance or {}),
+        **(stage.describe() if todo else {}),
+        "queries": counts,
+    }
+    folder.append_provenance(collect_provenance(argv=argv, seeds=dict(seeds or {}), extra=extra))
     done = len(mine) - len(todo)
     log.info(
         "%s units in this shard: %d, %d done earlier, %d to compute",
@@ -318,8 +314,31 @@ def run_units(
         done,
         len(todo),
     )
-    computed = 0
-    held_elsewhere: list[U] = []
+    computed = _compute(stage, folder, plan, todo, len(units), desc, wait_for_others)
+    elsewhere = len(todo) - computed
+    if elsewhere:
+        log.info(
+            "%d %ss were computed by another process sharing this folder", elsewhere, stage.unit
+        )
+    left = sum(1 for u in units if missing(u))
+    if left:
+        log.info("%d %ss still missing; outputs are written once all are done", left, stage.unit)
+    return StageSummary(len(units), computed, done, left == 0)
+
+
+def _compute(
+    stage: UnitStage[U, S, R],
+    folder: RunFolder,
+    plan: _Plan[U, S, R],
+    todo: Sequence[U],
+    total: int,
+    desc: str,
+    wait_for_others: bool,
+) -> int:
+    """Compute each unit of ``todo`` under its claim; the number this process computed.
+    Another process sharing the folder may hold (or have finished) a unit: with
+    ``wait_for_others`` the units it holds and has not written are waited for, and taken over
+    when it ends without writing them."""
 
     def attempt(u: U, *, wait: bool) -> bool:
         """Compute ``u`` under its claim; False when another process holds or wrote it."""
@@ -330,14 +349,15 @@ def run_units(
                 return False
             clock = UnitClock()
             stage.write(path, stage.compute(u), stage.fingerprints(u))
-            record_unit_cost(folder.path, stage.name, key, len(units), *clock.elapsed())
+            record_unit_cost(folder.path, stage.name, key, total, *clock.elapsed())
             return True
 
-    # Another process sharing the folder may hold (or have finished) a unit.
+    computed = 0
+    held_elsewhere: list[U] = []
     for u in progress(todo, desc, stage.unit):
         if attempt(u, wait=False):
             computed += 1
-        elif wait_for_others and missing(u):  # held by another process, still unwritten
+        elif wait_for_others and not stage.path(stage.key(u)).exists():  # held, unwritten
             held_elsewhere.append(u)
     if held_elsewhere:
         log.info(
@@ -346,15 +366,7 @@ def run_units(
             stage.unit,
         )
         computed += sum(attempt(u, wait=True) for u in held_elsewhere)
-    elsewhere = len(todo) - computed
-    if elsewhere:
-        log.info(
-            "%d %ss were computed by another process sharing this folder", elsewhere, stage.unit
-        )
-    left = sum(1 for u in units if missing(u))
-    if left:
-        log.info("%d %ss still missing; outputs are written once all are done", left, stage.unit)
-    return StageSummary(len(units), computed, done, left == 0)
+    return computed
 
 
 class StageCommand:

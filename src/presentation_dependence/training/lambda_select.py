@@ -146,6 +146,66 @@ def evaluated_row(
     }
 
 
+def _lambda_row(
+    sub: TrainingConfig,
+    trained: Any,
+    key: dict[str, Any],
+    evaluate_student: Callable[[Path], dict[str, Any]],
+    at: int | None,
+) -> dict[str, Any]:
+    """One point of the λ curve: the student of ``sub`` (trained, or paused at ``at``) scored
+    on the held-out queries."""
+    if not trained.skipped:
+        gc.collect()
+    row = {
+        "lambda": sub.lambda_,
+        **evaluated_row(sub, trained.adapter_dir, key, evaluate_student, at),
+    }
+    clear_model_cache()
+    log.info("λ=%g: nDCG shuffled %.4f, τ-PSI %.4f", sub.lambda_, row["ndcg_mean"], row["tau_psi"])
+    return row
+
+
+def _check_config(cfg: TrainingConfig, choose_only: bool) -> None:
+    """Refuse a config λ selection cannot run, before anything is loaded."""
+    sel = cfg.selection
+    if cfg.variant != "oc_sft":
+        raise ConfigError(
+            f"λ selection tunes the OC-SFT consistency weight; {cfg.id} is {cfg.variant}"
+        )
+    if choose_only and sel.at_step is None:
+        raise ConfigError(
+            "choose-only stops before the chosen run trains on from selection.at_step, and "
+            "selection.at_step is not set. Fix: set selection.at_step, or drop --choose-only"
+        )
+    if not cfg.splits.heldout:
+        raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
+    if not cfg.splits.test:
+        raise ConfigError("splits.test is empty: name the test queries so overlap can be refused")
+    if sel.at_step is not None and (
+        not cfg.train.keep_snapshots or sel.at_step % cfg.train.save_steps
+    ):
+        raise ConfigError(
+            f"selection.at_step {sel.at_step} compares the snapshots of that step. Fix: set "
+            f"train.keep_snapshots: true and pick a multiple of train.save_steps "
+            f"({cfg.train.save_steps})"
+        )
+
+
+def _check_splits(
+    cfg: TrainingConfig, silver: SilverSet, heldout: Sequence[Any], refs: Sequence[Any]
+) -> list[Any]:
+    """Held-out queries apart from the test and training queries, judged where the criterion
+    needs it; the test queries."""
+    test = load_split(cfg.splits.test, "splits.test")
+    check_disjoint("held-out queries", refs, "test", test)
+    train_refs = [(q.source, q.qid, q.query) for q in silver.queries]
+    check_disjoint("held-out queries", refs, "training", train_refs, qid_scope="source")
+    if cfg.selection.criterion == "ndcg_mean" and any(not qrels for _, _, qrels in heldout):
+        raise ConfigError("criterion ndcg_mean needs judgements for every held-out query")
+    return test
+
+
 def lambda_markdown(result: dict[str, Any]) -> str:
     head = (
         "| λ | step | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
@@ -204,37 +264,12 @@ def run_lambda_selection(
     # The train extra (peft, accelerate) is needed to train, not to score (curve.py, the CLI).
     from presentation_dependence.training.trainer import train_student
 
-    if cfg.variant != "oc_sft":
-        raise ConfigError(
-            f"λ selection tunes the OC-SFT consistency weight; {cfg.id} is {cfg.variant}"
-        )
     sel = cfg.selection
-    if choose_only and sel.at_step is None:
-        raise ConfigError(
-            "choose-only stops before the chosen run trains on from selection.at_step, and "
-            "selection.at_step is not set. Fix: set selection.at_step, or drop --choose-only"
-        )
-    if not cfg.splits.heldout:
-        raise ConfigError("splits.heldout is empty: λ is selected on held-out queries only")
-    if not cfg.splits.test:
-        raise ConfigError("splits.test is empty: name the test queries so overlap can be refused")
+    _check_config(cfg, choose_only)
+    silver = silver if silver is not None else read_silver(cfg.silver.path)
     heldout = load_queries(cfg.splits.heldout, "splits.heldout")
     refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
-    test = load_split(cfg.splits.test, "splits.test")
-    check_disjoint("held-out queries", refs, "test", test)
-    silver = silver if silver is not None else read_silver(cfg.silver.path)
-    train_refs = [(q.source, q.qid, q.query) for q in silver.queries]
-    check_disjoint("held-out queries", refs, "training", train_refs, qid_scope="source")
-    if sel.criterion == "ndcg_mean" and any(not qrels for _, _, qrels in heldout):
-        raise ConfigError("criterion ndcg_mean needs judgements for every held-out query")
-    if sel.at_step is not None and (
-        not cfg.train.keep_snapshots or sel.at_step % cfg.train.save_steps
-    ):
-        raise ConfigError(
-            f"selection.at_step {sel.at_step} compares the snapshots of that step. Fix: set "
-            f"train.keep_snapshots: true and pick a multiple of train.save_steps "
-            f"({cfg.train.save_steps})"
-        )
+    test = _check_splits(cfg, silver, heldout, refs)
     out = Path(out_dir)
     evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
     key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
@@ -246,28 +281,24 @@ def run_lambda_selection(
     base = {"lambda": None, **base_result}
     clear_model_cache()
     at = sel.at_step
-    subs: dict[float, TrainingConfig] = {}
-    curve: list[dict[str, Any]] = []
-    for lam in sel.lambdas:
-        # The config's own λ is the config's own student (trained, or trained here, into its
-        # output_dir): not a second copy of the same training.
-        own = math.isclose(float(lam), cfg.lambda_)
-        sub = (
+    subs = {
+        float(lam): (  # the config's own λ is the config's own student, not a second copy
             cfg
-            if own
+            if math.isclose(float(lam), cfg.lambda_)
             else replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
         )
-        subs[float(lam)] = sub
-        trained = train_student(sub, argv=argv, silver=silver, pause_at=at)
-        if not trained.skipped:
-            gc.collect()
-        row = {
-            "lambda": float(lam),
-            **evaluated_row(sub, trained.adapter_dir, key, evaluate_student, at),
-        }
-        clear_model_cache()
-        log.info("λ=%g: nDCG shuffled %.4f, τ-PSI %.4f", lam, row["ndcg_mean"], row["tau_psi"])
-        curve.append(row)
+        for lam in sel.lambdas
+    }
+    curve = [
+        _lambda_row(
+            sub,
+            train_student(sub, argv=argv, silver=silver, pause_at=at),
+            key,
+            evaluate_student,
+            at,
+        )
+        for sub in subs.values()
+    ]
     chosen = choose_lambda(curve, sel.criterion)
     final: dict[str, Any] | None = next(r for r in curve if math.isclose(r["lambda"], chosen))
     if choose_only:

@@ -213,31 +213,16 @@ def _train(
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     silver = silver if silver is not None else read_silver(cfg.silver.path)
-    if cfg.splits.test:
-        check_disjoint(
-            "training (silver) queries",
-            [(q.source, q.qid, q.query) for q in silver.queries],
-            "test",
-            load_split(cfg.splits.test, "splits.test"),
-        )
+    _check_test_split(cfg, silver)
     inputs = training_inputs(cfg, silver, student)
     if not restart:
         check_checkpoints(out, cfg, inputs)
     opts = cfg.student_options
     if student is None:
         student = load_student(
-            opts,
-            cfg.lora,
-            reranker_class=cfg.student_class,
-            seed=cfg.seed,
-            finetune=cfg.finetune,
+            opts, cfg.lora, reranker_class=cfg.student_class, seed=cfg.seed, finetune=cfg.finetune
         )
-    slot_weights = None
-    if cfg.variant == "debias_first":
-        slot_weights = ips_weights(
-            propensities_from_psi(cfg.propensity.psi_dir), cfg.propensity.clip
-        )
-        log.info("DebiasFirst slot weights: %s", " ".join(f"{w:.2f}" for w in slot_weights))
+    slot_weights = _slot_weights(cfg)
     dataset = SilverDataset(
         silver.queries,
         teacher_orders=cfg.teacher_orders,
@@ -251,6 +236,87 @@ def _train(
     if main:
         prepare_checkpoints(out, cfg, inputs, restart)
     PartialState().wait_for_everyone()
+    checkpoint, ckpt_state, resumed_step = _resume_point(out, pause_at)
+    trainer = _trainer(cfg, student, dataset, args, slot_weights, pause_at, callbacks)
+    if main:
+        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
+    log.info(
+        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
+        cfg.id,
+        cfg.variant,
+        len(dataset),
+        cfg.teacher_orders,
+        cfg.views,
+        cfg.lambda_,
+        student.describe()["dtype"],
+        args.world_size,
+        f", resuming from {checkpoint}" if checkpoint else "",
+    )
+    t0 = time.perf_counter()
+    history, global_step = _run(trainer, student, checkpoint, ckpt_state, resumed_step)
+    seconds = time.perf_counter() - t0
+    train_loss = run_loss(history)
+    paused = pause_at is not None and global_step < int(trainer.state.max_steps)
+    adapter = snapshot_dir(out, global_step) if paused else out / "adapter"
+    if paused:
+        log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
+    elif trainer.is_world_process_zero():
+        record = {
+            "slot_weights": None if slot_weights is None else slot_weights.tolist(),
+            "student": student.describe(),
+            "training_data_sha256": inputs.data,
+            "base_model_fingerprint": inputs.base,
+            "world_size": args.world_size,
+            "gradient_checkpointing": args.gradient_checkpointing,
+            "autocast_bf16": args.bf16,
+            "global_step": global_step,
+            "train_loss": train_loss,
+            "resumed_from_step": resumed_step,
+            "seconds": seconds,
+            "log_history": history,
+        }
+        outcome = _provenance(cfg, argv, silver, record)
+        adapter = save_student(cfg, outcome, trainer, out, student.tokenizer)
+        log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
+    trainer.accelerator.wait_for_everyone()
+    return TrainOutcome(
+        output_dir=out,
+        adapter_dir=adapter,
+        global_step=global_step,
+        train_loss=train_loss,
+        log_history=history,
+        student=student,
+        trainer=trainer,
+        is_main_process=bool(trainer.is_world_process_zero()),
+        resumed_from_step=resumed_step,
+        paused=paused,
+    )
+
+
+def _check_test_split(cfg: TrainingConfig, silver: SilverSet) -> None:
+    """Refuse training queries that overlap the config's test queries."""
+    if cfg.splits.test:
+        check_disjoint(
+            "training (silver) queries",
+            [(q.source, q.qid, q.query) for q in silver.queries],
+            "test",
+            load_split(cfg.splits.test, "splits.test"),
+        )
+
+
+def _slot_weights(cfg: TrainingConfig) -> Any:
+    """DebiasFirst's per-slot inverse-propensity weights (None for the other variants)."""
+    if cfg.variant != "debias_first":
+        return None
+    weights = ips_weights(propensities_from_psi(cfg.propensity.psi_dir), cfg.propensity.clip)
+    log.info("DebiasFirst slot weights: %s", " ".join(f"{w:.2f}" for w in weights))
+    return weights
+
+
+def _resume_point(
+    out: Path, pause_at: int | None
+) -> tuple[Path | None, dict[str, Any], int | None]:
+    """The checkpoint to resume from (checked), its trainer state and its step."""
     checkpoint = latest_checkpoint(out / CHECKPOINTS)
     if checkpoint is not None:
         check_resumable(checkpoint)
@@ -261,6 +327,21 @@ def _train(
             f"{checkpoint} is past step {pause_at} and no snapshot of step {pause_at} is kept: "
             "the pause cannot be reproduced. Fix: train on without pause_at, or --restart"
         )
+    return checkpoint, ckpt_state, resumed_step
+
+
+def _trainer(
+    cfg: TrainingConfig,
+    student: Student,
+    dataset: SilverDataset,
+    args: Any,
+    slot_weights: Any,
+    pause_at: int | None,
+    callbacks: Sequence[TrainerCallback],
+) -> ReadoutTrainer:
+    """The Trainer with the run folder's callbacks (views per epoch, checkpoint markers,
+    snapshots, the progress log, the pause, the heap trim) and the caller's."""
+    out = cfg.resolved_output_dir
     trainer = ReadoutTrainer(
         model=student.model,
         args=args,
@@ -282,21 +363,17 @@ def _train(
         slot_weights=None if slot_weights is None else slot_weights.tolist(),
     )
     trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
-    if main:
-        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
-    log.info(
-        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
-        cfg.id,
-        cfg.variant,
-        len(dataset),
-        cfg.teacher_orders,
-        cfg.views,
-        cfg.lambda_,
-        student.describe()["dtype"],
-        args.world_size,
-        f", resuming from {checkpoint}" if checkpoint else "",
-    )
-    t0 = time.perf_counter()
+    return trainer
+
+
+def _run(
+    trainer: ReadoutTrainer,
+    student: Student,
+    checkpoint: Path | None,
+    ckpt_state: dict[str, Any],
+    resumed_step: int | None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Train (resuming from ``checkpoint``); the log history and the final global step."""
     if (
         checkpoint is not None
         and resumed_step is not None
@@ -308,67 +385,42 @@ def _train(
             "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
         )
         load_adapter_weights(student.model, checkpoint)
-        history = list(ckpt_state.get("log_history", []))
-        global_step = resumed_step
-    else:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        history = list(trainer.state.log_history)
-        global_step = int(trainer.state.global_step)
-    seconds = time.perf_counter() - t0
-    train_loss = run_loss(history)
-    paused = pause_at is not None and global_step < int(trainer.state.max_steps)
-    adapter = snapshot_dir(out, global_step) if paused else out / "adapter"
-    if paused:
-        log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
-    elif trainer.is_world_process_zero():
-        silver_info = [
-            {
-                k: h.get(k)
-                for k in ("teacher_id", "teacher_revision", "num_orders", "seed", "num_queries")
-            }
-            for h in silver.headers
-        ]
-        outcome = collect_provenance(
-            argv=argv,
-            seeds={"seed": cfg.seed, "silver_seed": cfg.silver.seed},
-            extra={
-                "phase": "train",
-                "config_id": cfg.id,
-                "variant": cfg.variant,
-                "teacher_orders": cfg.teacher_orders,
-                "views": cfg.views,
-                "view_orders": cfg.view_orders,
-                "lambda": cfg.lambda_,
-                "loss": dataclasses.asdict(cfg.loss),
-                "finetune": cfg.finetune,
-                "slot_weights": None if slot_weights is None else slot_weights.tolist(),
-                "student": student.describe(),
-                "silver": {"path": cfg.silver.path, "files": silver_info},
-                "training_queries": [q.key for q in silver.queries],
-                "training_data_sha256": inputs.data,
-                "base_model_fingerprint": inputs.base,
-                "world_size": args.world_size,
-                "gradient_checkpointing": args.gradient_checkpointing,
-                "autocast_bf16": args.bf16,
-                "global_step": global_step,
-                "train_loss": train_loss,
-                "resumed_from_step": resumed_step,
-                "seconds": seconds,
-                "log_history": history,
-            },
-        )
-        adapter = save_student(cfg, outcome, trainer, out, student.tokenizer)
-        log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
-    trainer.accelerator.wait_for_everyone()
-    return TrainOutcome(
-        output_dir=out,
-        adapter_dir=adapter,
-        global_step=global_step,
-        train_loss=train_loss,
-        log_history=history,
-        student=student,
-        trainer=trainer,
-        is_main_process=bool(trainer.is_world_process_zero()),
-        resumed_from_step=resumed_step,
-        paused=paused,
+        return list(ckpt_state.get("log_history", [])), resumed_step
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return list(trainer.state.log_history), int(trainer.state.global_step)
+
+
+def _provenance(
+    cfg: TrainingConfig, argv: Sequence[str] | None, silver: SilverSet, record: dict[str, Any]
+) -> dict[str, Any]:
+    """The finished run's provenance: the config's recipe, the silver files, then ``record``
+    (the student, the inputs' fingerprints, the run's figures), in that key order."""
+    silver_info = [
+        {
+            k: h.get(k)
+            for k in ("teacher_id", "teacher_revision", "num_orders", "seed", "num_queries")
+        }
+        for h in silver.headers
+    ]
+    head = {
+        "phase": "train",
+        "config_id": cfg.id,
+        "variant": cfg.variant,
+        "teacher_orders": cfg.teacher_orders,
+        "views": cfg.views,
+        "view_orders": cfg.view_orders,
+        "lambda": cfg.lambda_,
+        "loss": dataclasses.asdict(cfg.loss),
+        "finetune": cfg.finetune,
+    }
+    extra = {
+        **head,
+        "slot_weights": record["slot_weights"],
+        "student": record["student"],
+        "silver": {"path": cfg.silver.path, "files": silver_info},
+        "training_queries": [q.key for q in silver.queries],
+        **{k: v for k, v in record.items() if k not in ("slot_weights", "student")},
+    }
+    return collect_provenance(
+        argv=argv, seeds={"seed": cfg.seed, "silver_seed": cfg.silver.seed}, extra=extra
     )
