@@ -139,10 +139,64 @@ def readout_speed_benchmark(
     first = _row("compile", bf, prompts[:1], ids, compile=True)()["seconds"]
     steady = _row("compile", bf, prompts[:1], ids, compile=True)()["seconds"]
 
+    specs = _lever_specs(bf, bf_eager, fp, fp_eager, prompts, ids)
+    runs = _timed_runs(specs, reps)
+    # The matmul rate is timed before and after the rows and the higher one is the reference:
+    # a short matmul timed early in a process can read well below the machine's rate (a 2x
+    # gap was seen), which would inflate every fraction below.
+    mm_end = {k: matmul_flops(v) for k, v in dtypes.items()}
+    mm = {k: max(mm_start[k], mm_end[k]) for k in dtypes}
+    ref = min(runs[specs[0][2]], key=lambda r: r["seconds"])["e"]
+    work = {"n": n, "tokens": tokens, "docs": docs, "attn": attn}
+    rows = [
+        _lever_row(lever, dtype, setting, runs[setting], ref, mm[dtype], work)
+        for lever, dtype, setting, _ in specs
+    ]
+    by = {r["lever"]: r for r in rows}
+    return {
+        "model_name": model_name,
+        "threads": threads,
+        "prompts": len(prompts),
+        "docs": docs,
+        "tokens": tokens,
+        "non_embedding_parameters": n,
+        "attention_flops": attn,
+        "matmul_flops": mm,
+        "matmul_flops_timings": {"start": mm_start, "end": mm_end},
+        "first_compiled_pass_seconds": first,
+        "steady_compiled_pass_seconds": steady,
+        "rows": rows,
+        "optimised_over_eager": by["eager"]["seconds"] / by["optimised"]["seconds"],
+        "optimised_over_eager_paired": [
+            e["seconds"] / o["seconds"]
+            for e, o in zip(runs[specs[3][2]], runs[specs[4][2]], strict=True)
+        ],
+        "profile": {
+            "eager": profile_forward(bf, prompts[0], ids, compile=False),
+            "optimised": profile_forward(bf, prompts[0], ids, compile=True),
+        },
+        "shared_prefix": shared_prefix(bf, builder, requests[0], chunk_size=chunk_size),
+    }
+
+
+_Spec = tuple[str, str, str, Callable[[], dict[str, Any]]]
+
+
+def _lever_specs(
+    bf: TransformersBackend,
+    bf_eager: TransformersBackend,
+    fp: TransformersBackend,
+    fp_eager: TransformersBackend,
+    prompts: Sequence[Any],
+    ids: Sequence[int],
+) -> list[_Spec]:
+    """``(lever, dtype, setting, timed pass)`` of every row of the lever table, in order: the
+    float32 eager reference first, the bfloat16 eager and compiled rows 4th and 5th."""
+
     def autocast() -> contextlib.AbstractContextManager[Any]:
         return torch.autocast("cpu", dtype=torch.bfloat16)
 
-    specs: list[tuple[str, str, str, Callable[[], dict[str, Any]]]] = [
+    return [
         ("reference", "float32", "float32, eager attention", _row("ref", fp_eager, prompts, ids)),
         ("attention", "float32", "float32, SDPA", _row("fp32-sdpa", fp, prompts, ids)),
         ("attention", "bfloat16", "eager attention", _row("bf-eager", bf_eager, prompts, ids)),
@@ -178,8 +232,13 @@ def readout_speed_benchmark(
             _row("1-thread", bf, prompts, ids, context=lambda: _threads(1)),
         ),
     ]
+
+
+def _timed_runs(specs: Sequence[_Spec], reps: int) -> dict[str, list[dict[str, Any]]]:
+    """A warm pass of each row, then one timed pass each; the eager and compiled rows are
+    timed ``reps`` times in alternation (their ratio is the table's headline)."""
     runs: dict[str, list[dict[str, Any]]] = {}
-    for lever, _, setting, fn in specs:  # a warm pass each, then the timed ones
+    for lever, _, setting, fn in specs:
         log.info("[speed] %s: %s", lever, setting)
         fn()
         runs[setting] = [fn()]
@@ -187,58 +246,36 @@ def readout_speed_benchmark(
     for _ in range(reps - 1):
         for _, _, setting, fn in paired:
             runs[setting].append(fn())
-    # The matmul rate is timed before and after the rows and the higher one is the reference:
-    # a short matmul timed early in a process can read well below the machine's rate (a 2x
-    # gap was seen), which would inflate every fraction below.
-    mm_end = {k: matmul_flops(v) for k, v in dtypes.items()}
-    mm = {k: max(mm_start[k], mm_end[k]) for k in dtypes}
-    ref = min(runs[specs[0][2]], key=lambda r: r["seconds"])["e"]
-    rows = []
-    for lever, dtype, setting, _ in specs:
-        best = min(runs[setting], key=lambda r: r["seconds"])
-        t = best["seconds"]
-        rate = 2 * n * tokens / t
-        rows.append(
-            {
-                "lever": lever,
-                "dtype": dtype,
-                "setting": setting,
-                "seconds": t,
-                "timed": len(runs[setting]),
-                "docs_per_second": docs / t,
-                "tokens_per_second": tokens / t,
-                "padded_tokens": best["stats"].padded_tokens,
-                "achieved_flops": rate,
-                "achieved_flops_with_attention": rate + attn / t,
-                "fraction_of_matmul": rate / mm[dtype],
-                "fraction_of_matmul_with_attention": (rate + attn / t) / mm[dtype],
-                "max_abs_de_vs_reference": float(np.abs(best["e"] - ref).max()),
-            }
-        )
-    by = {r["lever"]: r for r in rows}
+    return runs
+
+
+def _lever_row(
+    lever: str,
+    dtype: str,
+    setting: str,
+    timed: Sequence[dict[str, Any]],
+    ref: Any,
+    matmul_rate: float,
+    work: dict[str, Any],
+) -> dict[str, Any]:
+    """One row of the lever table from its fastest timed pass."""
+    best = min(timed, key=lambda r: r["seconds"])
+    t = best["seconds"]
+    rate = 2 * work["n"] * work["tokens"] / t
     return {
-        "model_name": model_name,
-        "threads": threads,
-        "prompts": len(prompts),
-        "docs": docs,
-        "tokens": tokens,
-        "non_embedding_parameters": n,
-        "attention_flops": attn,
-        "matmul_flops": mm,
-        "matmul_flops_timings": {"start": mm_start, "end": mm_end},
-        "first_compiled_pass_seconds": first,
-        "steady_compiled_pass_seconds": steady,
-        "rows": rows,
-        "optimised_over_eager": by["eager"]["seconds"] / by["optimised"]["seconds"],
-        "optimised_over_eager_paired": [
-            e["seconds"] / o["seconds"]
-            for e, o in zip(runs[specs[3][2]], runs[specs[4][2]], strict=True)
-        ],
-        "profile": {
-            "eager": profile_forward(bf, prompts[0], ids, compile=False),
-            "optimised": profile_forward(bf, prompts[0], ids, compile=True),
-        },
-        "shared_prefix": shared_prefix(bf, builder, requests[0], chunk_size=chunk_size),
+        "lever": lever,
+        "dtype": dtype,
+        "setting": setting,
+        "seconds": t,
+        "timed": len(timed),
+        "docs_per_second": work["docs"] / t,
+        "tokens_per_second": work["tokens"] / t,
+        "padded_tokens": best["stats"].padded_tokens,
+        "achieved_flops": rate,
+        "achieved_flops_with_attention": rate + work["attn"] / t,
+        "fraction_of_matmul": rate / matmul_rate,
+        "fraction_of_matmul_with_attention": (rate + work["attn"] / t) / matmul_rate,
+        "max_abs_de_vs_reference": float(np.abs(best["e"] - ref).max()),
     }
 
 

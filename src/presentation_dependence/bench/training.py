@@ -37,6 +37,7 @@ import resource
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -106,19 +107,57 @@ def measure_step(
 ) -> dict[str, Any]:
     """Time and peak memory of one training step of ``mode`` (``single_view`` or ``oc_sft``),
     eager or with compiled decoder layers (``compile``)."""
-    from presentation_dependence.data import load_dataset
-    from presentation_dependence.data.config import DataConfig
-    from presentation_dependence.rerankers.grade import GradeRerankerOptions
-    from presentation_dependence.training.collate import ReadoutCollator, TrainExample, draw_views
-    from presentation_dependence.training.config import LoraOptions
-    from presentation_dependence.training.loss import readout_loss
-    from presentation_dependence.training.model import load_student, student_readout
-
     s = settings
     if mode not in ("single_view", "oc_sft"):
         raise ValueError(f"mode must be single_view or oc_sft, got {mode!r}")
     if s.num_threads:
         torch.set_num_threads(s.num_threads)
+    student, batch, views = _step_inputs(mode, s, seed=seed, compile=compile)
+    step = _step(student, batch, s.lambda_ if mode == "oc_sft" else 0.0, autocast=autocast)
+    gpu = student.device.type == "cuda"
+    timing = _time_steps(step, gpu=gpu, warmup=warmup, repeats=s.repeats)
+    ops = _profile_step(step) if profile else None
+    tokens = int(batch["attention_mask"].sum())
+    return {
+        "mode": mode,
+        "compiled": student.compiled,
+        "autocast_bfloat16": autocast,
+        "attn_implementation": student.attn_implementation,
+        "views": views,
+        "prompt_tokens": tokens,
+        "warmup_steps": warmup,
+        "warmup_seconds": timing["warmup_seconds"],
+        "step_seconds": timing["seconds"],
+        "seconds_median": statistics.median(timing["seconds"]),
+        "tokens_per_second": tokens / statistics.median(timing["seconds"]),
+        # CPU time of the timed steps, all threads: system time is the allocator's page faults
+        "user_seconds_per_step": timing["user"],
+        "system_seconds_per_step": timing["system"],
+        "minor_faults_per_step": timing["faults"],
+        "malloc_env": {k: os.environ.get(k) for k in sorted(ALLOCATOR_ENV)},
+        "profile": ops,
+        "peak_step_mb": timing["peak_step"] / 2**20,
+        "peak_rss_mb": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024,
+        "memory_kind": "cuda max_memory_allocated" if gpu else "RSS increase during the step",
+        "dtype": str(student.dtype).removeprefix("torch."),
+        "device": str(student.device),
+        "threads": torch.get_num_threads(),
+        "trainable_parameters": student.parameter_counts()["trainable"],
+    }
+
+
+def _step_inputs(
+    mode: str, s: StepSettings, *, seed: int, compile: bool
+) -> tuple[Any, dict[str, torch.Tensor], int]:
+    """The student (in training mode on its device), one collated batch of the settings'
+    query with random labels, and its number of views."""
+    from presentation_dependence.data import load_dataset
+    from presentation_dependence.data.config import DataConfig
+    from presentation_dependence.rerankers.grade import GradeRerankerOptions
+    from presentation_dependence.training.collate import ReadoutCollator, TrainExample, draw_views
+    from presentation_dependence.training.config import LoraOptions
+    from presentation_dependence.training.model import load_student
+
     data = DataConfig(path=s.data_path, top_k=s.num_candidates, max_queries=s.query_index + 1)
     req = load_dataset(data).requests[s.query_index]
     n = len(req.candidates)
@@ -131,22 +170,28 @@ def measure_step(
         compile=compile,
     )
     student = load_student(opts, LoraOptions(r=s.lora_r, alpha=2 * s.lora_r), seed=seed)
-    model = student.model.to(student.device)
-    model.train()
+    student.model.to(student.device).train()
     views = draw_views(n, 2, seed=seed, key=req.query.qid, epoch=0)
-    labels = rng_from(seed).uniform(0, 3, size=n)
     ex = TrainExample(
         key=req.query.qid,
         query=req.query.text,
         texts=tuple(c.text for c in req.candidates),
-        labels=labels,
+        labels=rng_from(seed).uniform(0, 3, size=n),
         views=views[:1] if mode == "single_view" else views,
     )
     batch = ReadoutCollator(student.builder, student.pad_token_id)([ex])
-    batch = {k: v.to(student.device) for k, v in batch.items()}
-    lam = s.lambda_ if mode == "oc_sft" else 0.0
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=1e-4)
+    return student, {k: v.to(student.device) for k, v in batch.items()}, len(ex.views)
+
+
+def _step(
+    student: Any, batch: dict[str, torch.Tensor], lam: float, *, autocast: bool
+) -> Callable[[], float]:
+    """One optimizer step (readout, loss, backward, AdamW) on ``batch``; returns the loss."""
+    from presentation_dependence.training.loss import readout_loss
+    from presentation_dependence.training.model import student_readout
+
+    model = student.model
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     gpu = student.device.type == "cuda"
 
     def cast() -> contextlib.AbstractContextManager[Any]:
@@ -170,10 +215,19 @@ def measure_step(
             torch.cuda.synchronize()
         return float(loss.detach())
 
+    return step
+
+
+def _time_steps(
+    step: Callable[[], float], *, gpu: bool, warmup: int, repeats: int
+) -> dict[str, Any]:
+    """Warm-up seconds, the peak memory of one step, the timed steps' seconds and their CPU
+    time and page faults per step."""
     t0 = time.perf_counter()
     for _ in range(warmup):
         step()
     warmup_seconds = time.perf_counter() - t0
+    before = 0
     if gpu:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -184,48 +238,31 @@ def measure_step(
     peak_step = torch.cuda.max_memory_allocated() - before if gpu else sampler.peak - rss_before
     seconds = []
     usage0 = resource.getrusage(resource.RUSAGE_SELF)
-    for _ in range(s.repeats):
+    for _ in range(repeats):
         t0 = time.perf_counter()
         step()
         seconds.append(time.perf_counter() - t0)
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
-    ops = None
-    if profile:
-        from torch.profiler import ProfilerActivity
-        from torch.profiler import profile as torch_profile
-
-        from presentation_dependence.bench.speed import summarise_profile
-
-        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
-            step()
-        ops = summarise_profile(prof)
-    tokens = int(batch["attention_mask"].sum())
     return {
-        "mode": mode,
-        "compiled": student.compiled,
-        "autocast_bfloat16": autocast,
-        "attn_implementation": student.attn_implementation,
-        "views": len(ex.views),
-        "prompt_tokens": tokens,
-        "warmup_steps": warmup,
         "warmup_seconds": warmup_seconds,
-        "step_seconds": seconds,
-        "seconds_median": statistics.median(seconds),
-        "tokens_per_second": tokens / statistics.median(seconds),
-        # CPU time of the timed steps, all threads: system time is the allocator's page faults
-        "user_seconds_per_step": (usage1.ru_utime - usage0.ru_utime) / s.repeats,
-        "system_seconds_per_step": (usage1.ru_stime - usage0.ru_stime) / s.repeats,
-        "minor_faults_per_step": (usage1.ru_minflt - usage0.ru_minflt) / s.repeats,
-        "malloc_env": {k: os.environ.get(k) for k in sorted(ALLOCATOR_ENV)},
-        "profile": ops,
-        "peak_step_mb": peak_step / 2**20,
-        "peak_rss_mb": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024,
-        "memory_kind": "cuda max_memory_allocated" if gpu else "RSS increase during the step",
-        "dtype": str(student.dtype).removeprefix("torch."),
-        "device": str(student.device),
-        "threads": torch.get_num_threads(),
-        "trainable_parameters": student.parameter_counts()["trainable"],
+        "peak_step": peak_step,
+        "seconds": seconds,
+        "user": (usage1.ru_utime - usage0.ru_utime) / repeats,
+        "system": (usage1.ru_stime - usage0.ru_stime) / repeats,
+        "faults": (usage1.ru_minflt - usage0.ru_minflt) / repeats,
     }
+
+
+def _profile_step(step: Callable[[], float]) -> list[dict[str, Any]]:
+    """The top operators of one profiled step (torch.profiler, CPU)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from presentation_dependence.bench.speed import summarise_profile
+
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    return summarise_profile(prof)
 
 
 def _measure_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
