@@ -91,7 +91,7 @@ def register(sub: Subparsers) -> None:
     t.add_argument(
         "--block",
         default="study-table",
-        help="the marker block --doc rewrites (default study-table, §6 of docs/TRAINING.md; "
+        help="the marker block --doc rewrites (default study-table, of docs/studies/self-distillation.md; "
         "the content study of §9 is content-study-table)",
     )
     _register_collections(actions)
