@@ -29,7 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("ladder", help="a ladder YAML (configs/probes/fit-ladder.yaml)")
     p.add_argument("names", nargs="*", help="probes to run (default: all)")
     p.add_argument("--out", default="runs/fit-probe", help="probe folders go here")
-    p.add_argument("--doc", default="docs/studies/fit-diagnosis.md", help="doc with a fit-ladder block")
+    p.add_argument(
+        "--doc", default="docs/studies/fit-diagnosis.md", help="doc with a fit-ladder block"
+    )
     p.add_argument("--doc-only", action="store_true", help="only rewrite the doc block")
     p.add_argument("--threads", type=int, default=None, help="torch threads")
     args = p.parse_args(argv)
