@@ -5,7 +5,7 @@ A shim of ``presdep study judge`` (the same flags; judge/study_run.py)::
     python scripts/judge_study.py [CONFIG ...] [--root runs/judge/study] [--rerun] [--gate]
         [--override block.key=value ...]
 
-Then ``python scripts/judge_doc.py --study <root>`` renders the tables into docs/JUDGE.md.
+Then ``python scripts/judge_doc.py --study <root>`` renders the tables into docs/studies/judge-study.md.
 """
 
 from __future__ import annotations

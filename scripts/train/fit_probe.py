@@ -1,4 +1,4 @@
-"""Run fit probes of a ladder (training/fit_probe.py) and write their table into docs/TRAINING.md.
+"""Run fit probes of a ladder (training/fit_probe.py) and write their table into docs/studies/fit-diagnosis.md.
 
     uv run python scripts/train/fit_probe.py configs/probes/fit-ladder.yaml [NAME ...]
     uv run python scripts/train/fit_probe.py configs/probes/fit-ladder.yaml --doc-only
@@ -29,7 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("ladder", help="a ladder YAML (configs/probes/fit-ladder.yaml)")
     p.add_argument("names", nargs="*", help="probes to run (default: all)")
     p.add_argument("--out", default="runs/fit-probe", help="probe folders go here")
-    p.add_argument("--doc", default="docs/TRAINING.md", help="doc with a fit-ladder block")
+    p.add_argument(
+        "--doc", default="docs/studies/fit-diagnosis.md", help="doc with a fit-ladder block"
+    )
     p.add_argument("--doc-only", action="store_true", help="only rewrite the doc block")
     p.add_argument("--threads", type=int, default=None, help="torch threads")
     args = p.parse_args(argv)

@@ -3,7 +3,7 @@
 A shim of ``presdep silver`` (the same flags: ``presdep silver -h``). The teacher
 (``silver.teacher``, any registered reranker) scores every query of ``silver.data`` under
 T = ``silver.num_orders`` seeded presentations; the file goes to ``silver.path`` (format:
-docs/TRAINING.md). Resumable; an existing file made the same way is kept (``--force`` remakes
+docs/TRAINING-RUNS.md). Resumable; an existing file made the same way is kept (``--force`` remakes
 it); ``--shard K/N`` scores parts only. The four configs in configs/self-distill/ share one file.
 """
 

@@ -1,4 +1,4 @@
-"""Build the training and held-out fixtures of the CPU-scale study (docs/TRAINING.md).
+"""Build the training and held-out fixtures of the CPU-scale study (docs/studies/self-distillation.md).
 
 Writes fixture JSONL files (query, candidates with text, qrels) to ``--out`` (data/study/):
 

@@ -1,7 +1,7 @@
 """The CPU-scale study, end to end: ``uv run python scripts/train/run_cpu_study.py``.
 
 A shim of ``presdep study plan`` (the same flags; training/study_run.py). Runs, in order
-(docs/TRAINING.md, "The CPU-scale study", lists the same commands): prepare the training/held-out
+(docs/studies/self-distillation.md lists the same commands): prepare the training/held-out
 fixtures, make the silver labels (T = 10), select λ on held-out queries, train the single-order,
 order-averaged and permutation-augmentation students, then score the off-the-shelf readout, BSC
 and the four students on DL19 top-20 (run + PSI, M = 10) and write the table. A step whose

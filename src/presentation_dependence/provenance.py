@@ -87,7 +87,7 @@ def git_state(cwd: str | Path | None = None) -> dict[str, Any]:
 
 
 # CPU features that choose torch's kernels, and so the low bits of a bfloat16 score: two machines
-# with the same packages but another of these can give other scores (docs/TRAINING.md §9).
+# with the same packages but another of these can give other scores (docs/studies/content-study.md).
 NUMERIC_CPU_FLAGS = (
     "avx2",
     "fma",

@@ -86,13 +86,13 @@ def register(sub: Subparsers) -> None:
     )
     t.add_argument(
         "--doc",
-        help="also rewrite the <!-- BLOCK:start/end --> block of this document (docs/TRAINING.md)",
+        help="also rewrite the <!-- BLOCK:start/end --> block of this document (docs/studies/)",
     )
     t.add_argument(
         "--block",
         default="study-table",
-        help="the marker block --doc rewrites (default study-table, §6 of docs/TRAINING.md; "
-        "the content study of §9 is content-study-table)",
+        help="the marker block --doc rewrites (default study-table, docs/studies/"
+        "self-distillation.md; the content study's is content-study-table)",
     )
     _register_collections(actions)
     a = command(
@@ -210,7 +210,7 @@ def _register_plan(actions: Subparsers) -> None:
         "run a study plan's steps in order (resumable); default the self-distillation plan",
         description="Runs a plan's commands in order; a step whose 'done' file exists is "
         "skipped and every command resumes. Without --plan: the CPU-scale self-distillation "
-        "study (docs/TRAINING.md): fixtures, silver labels, λ selection, three students, then "
+        "study (docs/studies/self-distillation.md): fixtures, silver labels, λ selection, three students, then "
         "the off-the-shelf readout, BSC and the four students on DL19 (run + PSI) and the table.",
     )
     p.add_argument("--root", default="runs/self-distill/study", help="where the study writes")

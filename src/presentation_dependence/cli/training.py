@@ -42,7 +42,7 @@ def register(sub: Subparsers) -> None:
         "score a training config's silver data with its teacher -> silver.path",
         description="The teacher (silver.teacher, any registered reranker) scores every query of "
         "silver.data under T = silver.num_orders seeded presentations; the file goes to "
-        "silver.path (format: docs/TRAINING.md). Resumable; an existing file made the same way "
+        "silver.path (format: docs/TRAINING-RUNS.md). Resumable; an existing file made the same way "
         "is kept (--force remakes it). Prints the file's path.",
     )
     add_config(s, _TRAINING_CONFIG, override_example="silver.num_orders=4")

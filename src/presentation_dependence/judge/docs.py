@@ -1,6 +1,6 @@
-"""Render the measured section of docs/JUDGE.md from a ``presdep noise`` output folder.
+"""Render the measured sections of docs/studies/judge-*.md from a ``presdep noise`` output folder.
 
-``python scripts/judge_doc.py RUN_DIR [--doc docs/JUDGE.md]`` replaces the text between
+``python scripts/judge_doc.py RUN_DIR [--doc docs/studies/judge-nway-v1-gsm8k.md]`` replaces the text between
 ``<!-- judge-measured:start -->`` and ``<!-- judge-measured:end -->`` with tables rendered from
 the folder's ``summary.json``, ``noise.json``, ``resolved_config.yaml`` and ``provenance.json``.
 No number in that section is typed by hand.

@@ -1,7 +1,7 @@
 """Markdown tables of judge runs, rerun noise, comparisons and response ranking.
 
 Every table is rendered from the JSON summaries the runners write, so the numbers in
-docs/JUDGE.md are the measured ones, untouched by hand.
+docs/studies/judge-*.md are the measured ones, untouched by hand.
 """
 
 from __future__ import annotations

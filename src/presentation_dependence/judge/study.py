@@ -319,7 +319,7 @@ def _gate_table(runs: Sequence[StudyRun]) -> str:
 
 
 def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
-    """The study section of docs/JUDGE.md from loaded runs."""
+    """The study section of docs/studies/judge-study.md from loaded runs."""
     judge_runs = [r for r in runs if r.kind == "judge"]
     parts: list[str] = []
     if judge_runs:

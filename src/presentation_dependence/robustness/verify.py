@@ -5,7 +5,7 @@ A PSI folder (or its archive, ``presdep study archive``) keeps every presentatio
 scores the first ``queries`` queries under their first ``presentations`` shuffles again with a
 reranker and compares score by score. On the processor kind that made the archive (the
 ``cpu`` of its ``unit_costs.jsonl`` lines) the readout repeats bit for bit, so the check
-demands equality there; elsewhere bfloat16 kernels differ (docs/JUDGE.md's cross-machine
+demands equality there; elsewhere bfloat16 kernels differ (docs/studies/judge-study.md's cross-machine
 reruns), and the check allows ``tolerance`` on every expected grade.
 """
 

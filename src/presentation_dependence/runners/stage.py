@@ -242,7 +242,7 @@ def run_stage(
 
 def _warn_other_processors(folder: RunFolder, phase: str) -> None:
     """Say so when this process resumes units that another processor computed: where scores are
-    bfloat16 the two machines are two judges item by item (docs/JUDGE.md measured it)."""
+    bfloat16 the two machines are two judges item by item (docs/studies/judge-study.md measured it)."""
     here = cpu_label(cpu_info())
     other = {cpu: n for cpu, n in units_by_processor(folder.path, phase).items() if cpu != here}
     if other:

@@ -3,7 +3,7 @@
 Loaded by the one config loader (:mod:`presentation_dependence.config.loader`): unknown keys
 are errors with a did-you-mean, and the environment (``PRESDEP_TRAINING__BLOCK__KEY=value``)
 then ``--override block.key=value`` apply on top (values parsed as YAML).
-``docs/TRAINING.md`` documents every block; :data:`VARIANTS` is the table of the four variants.
+``docs/TRAINING-RUNS.md`` documents every block; :data:`VARIANTS` is the table of the four variants.
 
 A variant fixes the *shape* of the training signal and the config must agree with it, so a
 config cannot carry one name and train another thing:

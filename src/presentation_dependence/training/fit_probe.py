@@ -1,4 +1,4 @@
-"""Can the student fit at all? A small, measured training probe (docs/TRAINING.md, diagnosis).
+"""Can the student fit at all? A small, measured training probe (docs/studies/fit-diagnosis.md).
 
 A probe trains the student on a handful of queries with the very pieces the trainer uses
 (:class:`~presentation_dependence.training.collate.ReadoutCollator`,
@@ -16,7 +16,7 @@ Labels: ``gold`` = the qrels grade of the candidate scaled to 0–3 (``3 · grad
 ``slot`` = ``slot mod 4`` of the slot the candidate is shown in (depends on the slot alone: a
 training path that works learns it almost at once). ``views: fixed`` trains on the given
 order every epoch, ``shuffle`` on a fresh seeded permutation per query and epoch (the
-collate module's :func:`draw_views`). The ladder of docs/TRAINING.md is (a) slot labels,
+collate module's :func:`draw_views`). The ladder of docs/studies/fit-diagnosis.md is (a) slot labels,
 (b) gold labels in a fixed order, (c) gold labels under shuffles, (d) held-out content.
 """
 

@@ -16,7 +16,7 @@ their config, adapter and held-out set are unchanged.
 learning-rate schedule still the full run's), the snapshots of that step are compared, and the
 chosen run alone trains on to the end; its final held-out scores are ``chosen_final``. The
 judgement call: a λ that wins at the step is assumed to win at the end. The learning curve
-(docs/TRAINING.md §9) is the evidence to check that against: the gap it measures opens early.
+(docs/studies/content-study.md) is the evidence to check that against: the gap it measures opens early.
 """
 
 from __future__ import annotations

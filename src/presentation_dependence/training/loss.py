@@ -16,7 +16,7 @@ nothing and gets a zero gradient), and a batch's loss is the mean of its queries
     two-point grade distribution (:func:`grade_targets`: y = 1.3 puts 0.7 on grade 1 and 0.3
     on grade 2, so its expectation is y). Why offer it: E[g] is a softmax average, and once
     P(g) is peaked the squared error's gradient ``2(E − y)·P(g)(g − E)`` vanishes with the
-    spread of P, while the cross-entropy's ``P − q`` does not (docs/TRAINING.md, diagnosis);
+    spread of P, while the cross-entropy's ``P − q`` does not (docs/studies/fit-diagnosis.md);
 * rank (optional, weight ``rank_weight``): :func:`listnet`, the ListNet cross-entropy between
   softmax(label / τ) and softmax(E[g] / τ) over a query's candidates, per view;
 * consistency (OC-SFT): ``mean_d (s_A(d) − s_B(d))²`` for the views A, B, averaged over all

@@ -6,7 +6,7 @@ the generator draws T presentations with the rule batched self-consistency uses
 ``[seed, crc32(qid)]``), scores each with ``teacher.rank()`` and stores the scores aligned by
 candidate. The mean over the T orders is therefore exactly what
 ``BatchedSelfConsistencyReranker(base=teacher, num_orders=T, seed=seed)`` gives (tested): the
-default self-distillation teacher. The format (``docs/TRAINING.md``, ``presdep-silver/1``):
+default self-distillation teacher. The format (``docs/TRAINING-RUNS.md``, ``presdep-silver/1``):
 
 * line 1, the header: ``format``, ``teacher`` (the block), ``teacher_describe``, ``teacher_id``,
   ``teacher_revision``, ``num_orders`` (T, or 1 for an order-free teacher), ``order_free``,

@@ -154,7 +154,7 @@ def read_silver_file(path: Path) -> tuple[dict[str, Any], list[SilverQuery]]:
     Infinity is refused with its line)."""
     fix = (
         "remake it with 'presdep silver CONFIG --force' (scripts/train/make_silver.py; "
-        "format in docs/TRAINING.md)"
+        "format in docs/TRAINING-RUNS.md)"
     )
     if not path.is_file():
         raise ConfigError(f"silver file not found: {path}. Fix: {fix}")

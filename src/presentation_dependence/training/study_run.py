@@ -115,7 +115,7 @@ def _reuse(opts: StudyRun, out: TextIO) -> None:
 # the allocator part). A fixed 32 MiB threshold (the adaptive threshold's ceiling) is fast but
 # lets the heap fragment: an OC-SFT run grew by about 0.15 GB a minute to 8.5 GB at step 200.
 # The trainer returns the heap's free pages after every step (readout_trainer.TrimHeap), which
-# keeps a run at 0.9-1.4 GB between steps (docs/TRAINING.md §9).
+# keeps a run at 0.9-1.4 GB between steps (docs/studies/content-study.md).
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "2",
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
