@@ -166,128 +166,8 @@ class ChatServer:
         return f"http://{host!s}:{port}/v1"
 
     def start(self) -> ChatServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                logger.debug("chat server: " + format, *args)
-
-            def _send(
-                self,
-                code: int,
-                body: bytes,
-                headers: Mapping[str, str] = {},
-                trickle: bool = False,
-            ) -> None:
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    if not trickle:
-                        self.wfile.write(body)
-                    for i in range(len(body) if trickle else 0):
-                        self.wfile.write(body[i : i + 1])
-                        self.wfile.flush()
-                        time.sleep(server.trickle_interval_s)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up
-                    with server.lock:
-                        server.counts["client_gone"] += 1
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    data = [{"id": server.model_name, "root": server.model_root}]
-                    self._send(200, json.dumps({"object": "list", "data": data}).encode())
-                elif self.path.rstrip("/") == "/metrics":
-                    with server.lock:
-                        busy = server._busy
-                    text = (
-                        f'vllm:num_requests_running{{model_name="m"}} {busy:.1f}\n'
-                        f'vllm:num_requests_waiting{{model_name="m"}} 0.0\n'
-                        f'vllm:num_preemptions_total{{model_name="m"}} 0.0\n'
-                    )
-                    self._send(200, text.encode())
-                elif self.path.rstrip("/") == "/version" and server.server_version is not None:
-                    self._send(200, json.dumps({"version": server.server_version}).encode())
-                else:
-                    self._send(404, b'{"error": {"message": "not found"}}')
-
-            def do_POST(self) -> None:
-                with server.lock:
-                    server._busy += 1
-                try:
-                    self._post()
-                finally:
-                    with server.lock:
-                        server._busy -= 1
-
-            def _post(self) -> None:
-                n = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(n)
-                with server.lock:
-                    server.counts["requests"] += 1
-                    fault = server._faults.popleft() if server._faults else None
-                if server.expected_api_key is not None and self.headers.get("Authorization") != (
-                    "Bearer " + server.expected_api_key
-                ):
-                    self._send(401, b'{"error": {"message": "bad key"}}')
-                    return
-                path = self.path.rstrip("/")
-                if path.endswith("/v1/completions") and server.completer is not None:
-                    text, ids, finish = server.completer(json.loads(raw))
-                    choice = {"index": 0, "text": text, "finish_reason": finish, "token_ids": ids}
-                    with server.lock:
-                        server.counts["ok"] += 1
-                    self._send(200, json.dumps({"choices": [choice]}).encode("utf-8"))
-                    return
-                if not path.endswith("/chat/completions") or server.responder is None:
-                    self._send(404, b'{"error": {"message": "not found"}}')
-                    return
-                if fault is not None:
-                    with server.lock:
-                        server.counts[fault] += 1
-                    if fault == "429":
-                        self._send(
-                            429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0"}
-                        )
-                        return
-                    if fault == "500":
-                        self._send(500, b'{"error": {"message": "boom"}}')
-                        return
-                    if fault == "malformed":
-                        self._send(200, b'{"choices": [ this is not json')
-                        return
-                    if fault == "400":
-                        self._send(400, server.error_body)
-                        return
-                    if fault == "timeout":
-                        time.sleep(server.timeout_sleep_s)  # answer too late
-                body = json.loads(raw)
-                messages = body["messages"]
-                text = server.responder(messages, body)
-                out = {
-                    "id": "chatcmpl-loopback",
-                    "object": "chat.completion",
-                    "model": server.model_name,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                }
-                with server.lock:
-                    if fault is None:
-                        server.counts["ok"] += 1
-                        server.served_prompts[str(messages[-1].get("content", ""))] += 1
-                self._send(200, json.dumps(out).encode("utf-8"), trickle=fault == "trickle")
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"chat": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
@@ -344,3 +224,129 @@ def shared_completion_server_url(model_path: str) -> str:
             ).start()
             _SHARED[key] = srv
         return srv.url
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One request of the loopback server; ``chat`` is the :class:`ChatServer` it serves
+    (set on a subclass made per server)."""
+
+    chat: ChatServer
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("chat server: " + format, *args)
+
+    def _send(
+        self,
+        code: int,
+        body: bytes,
+        headers: Mapping[str, str] = {},
+        trickle: bool = False,
+    ) -> None:
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            if not trickle:
+                self.wfile.write(body)
+            for i in range(len(body) if trickle else 0):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(self.chat.trickle_interval_s)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up
+            with self.chat.lock:
+                self.chat.counts["client_gone"] += 1
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            data = [{"id": self.chat.model_name, "root": self.chat.model_root}]
+            self._send(200, json.dumps({"object": "list", "data": data}).encode())
+        elif self.path.rstrip("/") == "/metrics":
+            with self.chat.lock:
+                busy = self.chat._busy
+            text = (
+                f'vllm:num_requests_running{{model_name="m"}} {busy:.1f}\n'
+                f'vllm:num_requests_waiting{{model_name="m"}} 0.0\n'
+                f'vllm:num_preemptions_total{{model_name="m"}} 0.0\n'
+            )
+            self._send(200, text.encode())
+        elif self.path.rstrip("/") == "/version" and self.chat.server_version is not None:
+            self._send(200, json.dumps({"version": self.chat.server_version}).encode())
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
+
+    def do_POST(self) -> None:
+        with self.chat.lock:
+            self.chat._busy += 1
+        try:
+            self._post()
+        finally:
+            with self.chat.lock:
+                self.chat._busy -= 1
+
+    def _post(self) -> None:
+        n = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(n)
+        with self.chat.lock:
+            self.chat.counts["requests"] += 1
+            fault = self.chat._faults.popleft() if self.chat._faults else None
+        if self.chat.expected_api_key is not None and self.headers.get("Authorization") != (
+            "Bearer " + self.chat.expected_api_key
+        ):
+            self._send(401, b'{"error": {"message": "bad key"}}')
+            return
+        path = self.path.rstrip("/")
+        if path.endswith("/v1/completions") and self.chat.completer is not None:
+            text, ids, finish = self.chat.completer(json.loads(raw))
+            choice = {"index": 0, "text": text, "finish_reason": finish, "token_ids": ids}
+            with self.chat.lock:
+                self.chat.counts["ok"] += 1
+            self._send(200, json.dumps({"choices": [choice]}).encode("utf-8"))
+            return
+        if not path.endswith("/chat/completions") or self.chat.responder is None:
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        if fault is not None and self._fault(fault):
+            return
+        body = json.loads(raw)
+        messages = body["messages"]
+        text = self.chat.responder(messages, body)
+        out = {
+            "id": "chatcmpl-loopback",
+            "object": "chat.completion",
+            "model": self.chat.model_name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+        with self.chat.lock:
+            if fault is None:
+                self.chat.counts["ok"] += 1
+                self.chat.served_prompts[str(messages[-1].get("content", ""))] += 1
+        self._send(200, json.dumps(out).encode("utf-8"), trickle=fault == "trickle")
+
+    def _fault(self, fault: str) -> bool:
+        """Answer with the injected ``fault``; True when that was the whole answer (a timeout
+        only delays the real one)."""
+        with self.chat.lock:
+            self.chat.counts[fault] += 1
+        replies: dict[str, tuple[int, bytes, dict[str, str]]] = {
+            "429": (429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0"}),
+            "500": (500, b'{"error": {"message": "boom"}}', {}),
+            "malformed": (200, b'{"choices": [ this is not json', {}),
+            "400": (400, self.chat.error_body, {}),
+        }
+        if fault in replies:
+            self._send(*replies[fault])
+            return True
+        if fault == "timeout":
+            time.sleep(self.chat.timeout_sleep_s)  # answer too late
+        return False
