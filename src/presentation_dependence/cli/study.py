@@ -73,6 +73,15 @@ def register(sub: Subparsers) -> None:
         dest="study_action", required=True, help="presdep study ACTION -h for its flags"
     )
     _register_plan(actions)
+    _register_table(actions)
+    _register_collections(actions)
+    _register_archive(actions)
+    _register_curve(actions)
+    _register_judge(actions)
+    reproduction.register(actions)
+
+
+def _register_table(actions: Subparsers) -> None:
     t = command(actions, "table", _cmd_table, "the study's Markdown table of its scorer runs")
     t.add_argument("dl19_dir", help="folder of the scorers' run folders (run --eval, then psi)")
     add_out(t, "write the table here (else print it)")
@@ -94,7 +103,9 @@ def register(sub: Subparsers) -> None:
         help="the marker block --doc rewrites (default study-table, docs/studies/"
         "self-distillation.md; the content study's is content-study-table)",
     )
-    _register_collections(actions)
+
+
+def _register_archive(actions: Subparsers) -> None:
     a = command(
         actions,
         "archive",
@@ -109,6 +120,9 @@ def register(sub: Subparsers) -> None:
     )
     a.add_argument("sources", nargs="+", help="finished run folders (or files) to archive")
     a.add_argument("--to", required=True, help="e.g. docs/results/content-study/dl19")
+
+
+def _register_curve(actions: Subparsers) -> None:
     c = command(
         actions, "curve", _cmd_curve, "learning curves of trained students on held-out queries"
     )
@@ -144,6 +158,9 @@ def register(sub: Subparsers) -> None:
         help="also compare each student's last point with this student's, paired over the "
         "held-out queries (bootstrap CI); points cached without per-query scores are remeasured",
     )
+
+
+def _register_judge(actions: Subparsers) -> None:
     j = command(actions, "judge", _cmd_judge, "a judge study: each config into <root>/<id>/")
     j.add_argument("configs", nargs="*", help="judge configs (default: configs/judge/study/*.yaml)")
     j.add_argument("--root", default="runs/judge/study", help="where the study writes")
@@ -162,7 +179,6 @@ def register(sub: Subparsers) -> None:
         "process that finishes it (e.g. docs/results/judge-study/runs)",
     )
     add_override(j, "judge.batch_size=4")
-    reproduction.register(actions)
 
 
 def _register_collections(actions: Subparsers) -> None:
