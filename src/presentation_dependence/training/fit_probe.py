@@ -107,14 +107,53 @@ def _view(req: RerankRequest, seed: int, epoch: int, fixed: bool) -> np.ndarray:
     return draw_views(n, 1, seed=seed, key=req.query.qid, epoch=epoch)
 
 
+@dataclass
+class _Probe:
+    """What one probe trains and measures: its config, student, collator, optimizer, the
+    train and held-out queries with their judgements, and the record written to probe.json."""
+
+    cfg: ProbeConfig
+    out: Path
+    student: Any
+    collate: ReadoutCollator
+    params: list[torch.nn.Parameter]
+    optim: torch.optim.Optimizer
+    splits: dict[str, tuple[list[Any], Any]]
+    result: dict[str, Any]
+
+    def save(self) -> None:
+        atomic_write_text(self.out / "probe.json", json.dumps(self.result, indent=1) + "\n")
+
+
 def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
     """Train and measure ``cfg``; write ``<out_dir>/<name>/probe.json`` (after every eval)."""
-    out = Path(out_dir) / cfg.name
+    probe = _setup(cfg, Path(out_dir) / cfg.name)
+    t0 = time.perf_counter()
+    _evaluate(probe, 0)
+    probe.student.model.train()
+    train, train_qrels = probe.splits["train"]
+    step = 0
+    epoch = 0
+    while step < cfg.steps:
+        for req in train:
+            if step >= cfg.steps:
+                break
+            view = _view(req, cfg.seed, epoch, fixed=cfg.views == "fixed")
+            row = _train_step(probe, _example(req, train_qrels, view, cfg.labels))
+            step += 1
+            probe.result["steps"].append({"step": step, **row, "seconds": time.perf_counter() - t0})
+            if step % cfg.eval_every == 0:
+                _evaluate(probe, step)
+        epoch += 1
+    probe.result["seconds"] = time.perf_counter() - t0
+    probe.save()
+    return probe.result
+
+
+def _setup(cfg: ProbeConfig, out: Path) -> _Probe:
     out.mkdir(parents=True, exist_ok=True)
     train_reqs, train_qrels = read_fixture(cfg.train_path)
     held_reqs, held_qrels = read_fixture(cfg.heldout_path)
-    train = list(train_reqs)[: cfg.n_train]
-    held = list(held_reqs)[: cfg.n_heldout]
     opts = GradeRerankerOptions(
         model_name=cfg.model_name,
         max_passage_chars=cfg.max_passage_chars,
@@ -124,94 +163,85 @@ def run_probe(cfg: ProbeConfig, out_dir: str | Path) -> dict[str, Any]:
     )
     lora = LoraOptions(r=cfg.r, alpha=2 * cfg.r, target_modules=list(cfg.target_modules))
     student = load_student(opts, lora, seed=cfg.seed, finetune=cfg.finetune)
-    model = student.model
-    collate = ReadoutCollator(student.builder, student.pad_token_id)
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = [p for p in student.model.parameters() if p.requires_grad]
     torch.manual_seed(cfg.seed)
     optim = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
-    result: dict[str, Any] = {
-        "config": asdict(cfg),
-        "trainable_parameters": sum(p.numel() for p in params),
-        "steps": [],
-        "evals": [],
-    }
+    return _Probe(
+        cfg=cfg,
+        out=out,
+        student=student,
+        collate=ReadoutCollator(student.builder, student.pad_token_id),
+        params=params,
+        optim=optim,
+        splits={
+            "train": (list(train_reqs)[: cfg.n_train], train_qrels),
+            "heldout": (list(held_reqs)[: cfg.n_heldout], held_qrels),
+        },
+        result={
+            "config": asdict(cfg),
+            "trainable_parameters": sum(p.numel() for p in params),
+            "steps": [],
+            "evals": [],
+        },
+    )
 
-    def evaluate(step: int) -> None:
-        model.eval()
-        for split, reqs, qrels in (("train", train, train_qrels), ("heldout", held, held_qrels)):
-            mse, nd, spread = [], [], []
-            with torch.no_grad():
-                for req in reqs:
-                    view = _view(req, cfg.eval_seed, 0, fixed=cfg.views == "fixed")
-                    ex = _example(req, qrels, view, cfg.labels)
-                    batch = collate([ex])
-                    ro = student_readout(model, batch, student.grade_token_ids)
-                    s = ro.scores[0, 0].float().numpy()
-                    mse.append(float(((s - ex.labels) ** 2).mean()))
-                    nd.append(ndcg_at_k(s, ex.labels, k=10))
-                    spread.append(float(s.std()))
-            row = {
-                "step": step,
-                "split": split,
-                "mse": float(np.mean(mse)),
-                "ndcg10": float(np.mean(nd)),
-                "spread": float(np.mean(spread)),
-                "num_queries": len(reqs),
-            }
-            result["evals"].append(row)
-            log.info(
-                "%s step %d %s: mse %.3f nDCG@10 %.3f spread %.3f",
-                cfg.name,
-                step,
-                split,
-                row["mse"],
-                row["ndcg10"],
-                row["spread"],
-            )
-        model.train()
-        atomic_write_text(out / "probe.json", json.dumps(result, indent=1) + "\n")
 
-    t0 = time.perf_counter()
-    evaluate(0)
-    model.train()
-    step = 0
-    epoch = 0
-    while step < cfg.steps:
-        for req in train:
-            if step >= cfg.steps:
-                break
-            view = _view(req, cfg.seed, epoch, fixed=cfg.views == "fixed")
-            batch = collate([_example(req, train_qrels, view, cfg.labels)])
-            ro = student_readout(model, batch, student.grade_token_ids)
-            parts = readout_loss(
-                ro.scores,
-                batch["teacher_scores"],
-                batch["candidate_mask"],
-                log_probs=ro.log_probs,
-                fit=cfg.fit,
-                rank_weight=cfg.rank_weight,
-            )
-            parts.total.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optim.step()
-            optim.zero_grad()
-            mse = float(((ro.scores.detach() - batch["teacher_scores"][:, None]) ** 2).mean())
-            step += 1
-            result["steps"].append(
-                {
-                    "step": step,
-                    "loss": float(parts.total.detach()),
-                    "mse": mse,
-                    "grad_norm": float(grad_norm),
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
-            if step % cfg.eval_every == 0:
-                evaluate(step)
-        epoch += 1
-    result["seconds"] = time.perf_counter() - t0
-    atomic_write_text(out / "probe.json", json.dumps(result, indent=1) + "\n")
-    return result
+def _train_step(probe: _Probe, ex: Any) -> dict[str, float]:
+    """One optimizer step on one query; its loss, squared error and gradient norm."""
+    cfg, student = probe.cfg, probe.student
+    batch = probe.collate([ex])
+    ro = student_readout(student.model, batch, student.grade_token_ids)
+    parts = readout_loss(
+        ro.scores,
+        batch["teacher_scores"],
+        batch["candidate_mask"],
+        log_probs=ro.log_probs,
+        fit=cfg.fit,
+        rank_weight=cfg.rank_weight,
+    )
+    parts.total.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(probe.params, 1.0)
+    probe.optim.step()
+    probe.optim.zero_grad()
+    mse = float(((ro.scores.detach() - batch["teacher_scores"][:, None]) ** 2).mean())
+    return {"loss": float(parts.total.detach()), "mse": mse, "grad_norm": float(grad_norm)}
+
+
+def _evaluate(probe: _Probe, step: int) -> None:
+    """Squared error, nDCG@10 and score spread on each split at ``step``; saves probe.json."""
+    cfg, student = probe.cfg, probe.student
+    student.model.eval()
+    for split, (reqs, qrels) in probe.splits.items():
+        mse, nd, spread = [], [], []
+        with torch.no_grad():
+            for req in reqs:
+                view = _view(req, cfg.eval_seed, 0, fixed=cfg.views == "fixed")
+                ex = _example(req, qrels, view, cfg.labels)
+                ro = student_readout(student.model, probe.collate([ex]), student.grade_token_ids)
+                s = ro.scores[0, 0].float().numpy()
+                mse.append(float(((s - ex.labels) ** 2).mean()))
+                nd.append(ndcg_at_k(s, ex.labels, k=10))
+                spread.append(float(s.std()))
+        row = {
+            "step": step,
+            "split": split,
+            "mse": float(np.mean(mse)),
+            "ndcg10": float(np.mean(nd)),
+            "spread": float(np.mean(spread)),
+            "num_queries": len(reqs),
+        }
+        probe.result["evals"].append(row)
+        log.info(
+            "%s step %d %s: mse %.3f nDCG@10 %.3f spread %.3f",
+            cfg.name,
+            step,
+            split,
+            row["mse"],
+            row["ndcg10"],
+            row["spread"],
+        )
+    student.model.train()
+    probe.save()
 
 
 def load_ladder(path: str | Path) -> dict[str, ProbeConfig]:
