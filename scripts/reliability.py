@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from presdep_tools.reliability import CaseResult, render_markdown, run_cases
+from presdep_tools.reliability.cases import CASES
+from presdep_tools.reliability.workspace import capture_logs
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.reliability import CaseResult, render_markdown, run_cases
-from presentation_dependence.reliability.cases import CASES
-from presentation_dependence.reliability.workspace import capture_logs
 
 
 def main() -> int:

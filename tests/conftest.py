@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from presentation_dependence.testing.tiny_model import make_tiny_model
+from presdep_tools.testing.tiny_model import make_tiny_model
 
 __all__ = ["make_tiny_model"]  # tests import it from here
 

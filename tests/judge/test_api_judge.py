@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from presdep_tools.testing.chat_server import ChatServer, TransformersCompleter
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge import build_judge, make_requests
 from presentation_dependence.judge.api import (
@@ -19,7 +20,6 @@ from presentation_dependence.judge.report import noise_markdown
 from presentation_dependence.judge.scoring import summarise_noise
 from presentation_dependence.judge.sweep import run_noise
 from presentation_dependence.runners.run_folder import RunFolder
-from presentation_dependence.testing.chat_server import ChatServer, TransformersCompleter
 from tests.judge.conftest import make_items
 
 PREFIX = "Verdict: [["

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from presentation_dependence.reliability import Case, CaseFailed, render_markdown, run_cases
-from presentation_dependence.reliability.cases import CASES
+from presdep_tools.reliability import Case, CaseFailed, render_markdown, run_cases
+from presdep_tools.reliability.cases import CASES
 
 
 def _fails(root: Path) -> str:

@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from presentation_dependence.reliability import Case, CaseFailed, render_markdown, run_cases
-from presentation_dependence.reliability.cases import CASES
+from presdep_tools.reliability import Case, CaseFailed, render_markdown, run_cases
+from presdep_tools.reliability.cases import CASES
 
 
 def _names_its_folder(root: Path) -> str:

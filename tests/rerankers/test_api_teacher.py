@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from presdep_tools.testing.chat_server import ChatServer, TransformersResponder
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS
 from presentation_dependence.rerankers.api_teacher import (
@@ -17,7 +18,6 @@ from presentation_dependence.rerankers.api_teacher import (
     ClosedModelGenBscReranker,
     parse_grades,
 )
-from presentation_dependence.testing.chat_server import ChatServer, TransformersResponder
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from presdep_tools.testing.chat_server import ChatServer
 from presentation_dependence.rerankers.api_teacher import ApiRequestError
-from presentation_dependence.testing.chat_server import ChatServer
 
 from .test_api_teacher import KEY, KEY_ENV, QUERY, cands, make, scripted
 

@@ -61,7 +61,7 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
     if reason:
         pytest.skip(f"{name}: {reason}")
     if "base_url" in fields:  # an API reranker: a loopback server serving the tiny model
-        from presentation_dependence.testing.chat_server import shared_chat_server_url
+        from presdep_tools.testing.chat_server import shared_chat_server_url
 
         kw.update(base_url=shared_chat_server_url(tiny_model), model=tiny_model, use_cache=False)
         if "max_missing_fraction" in fields:  # the random tiny model writes no parseable grade;

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import yaml
 
+from presdep_tools.testing.chat_server import ChatServer
 from presentation_dependence.config import load_experiment_config
 from presentation_dependence.io.fixture import write_fixture
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest
 from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners import ExperimentManager
-from presentation_dependence.testing.chat_server import ChatServer
 
 pytestmark = pytest.mark.timeout(300)
 WORDS = ["flea", "egg", "host", "cat", "blood", "jump", "week", "larva", "skin", "bite"]

@@ -1,6 +1,6 @@
 """Reliability cases: training a student as a hostile user would (issue 38).
 
-Each case makes the tiny random model (:mod:`presentation_dependence.testing.tiny_model`),
+Each case makes the tiny random model (:mod:`presdep_tools.testing.tiny_model`),
 silver labels of its own (``presdep silver``: the tiny model teaches 3 smoke-fixture queries)
 and trains with ``presdep train`` in this process (one subprocess for the concurrent trainer):
 a non-finite label or checkpoint, stale silver labels, data or base weights, another command's
@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.workspace import Workspace, expect
-from presentation_dependence.testing.tiny_model import make_tiny_model
+from presdep_tools.reliability import Case
+from presdep_tools.reliability.workspace import Workspace, expect
+from presdep_tools.testing.tiny_model import make_tiny_model
 
 __all__ = ["TRAINING_CASES"]
 

@@ -14,11 +14,11 @@ from typing import Any
 from unittest.mock import patch
 
 import presentation_dependence.io.atomic as atomic
+from presdep_tools.reliability import Case
+from presdep_tools.reliability.cases_inputs import metrics, run_eval
+from presdep_tools.reliability.workspace import Workspace, expect
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Qrels, RerankRequest
-from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.cases_inputs import metrics, run_eval
-from presentation_dependence.reliability.workspace import Workspace, expect
 
 __all__ = ["RUN_CASES_2"]
 

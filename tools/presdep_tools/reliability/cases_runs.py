@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+from presdep_tools.reliability import Case
+from presdep_tools.reliability.cases_inputs import judge_config
+from presdep_tools.reliability.workspace import Workspace, expect
+from presdep_tools.testing.chat_server import ChatServer
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.runner import run_judge_task
 from presentation_dependence.judge.scripted import ScriptedJudge
 from presentation_dependence.records import Candidate, Query
-from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.cases_inputs import judge_config
-from presentation_dependence.reliability.workspace import Workspace, expect
 from presentation_dependence.rerankers.api_teacher import (
     ApiRequestError,
     ClosedModelGenBscOptions,
     ClosedModelGenBscReranker,
 )
 from presentation_dependence.runners.run_folder import RunFolder
-from presentation_dependence.testing.chat_server import ChatServer
 
 __all__ = ["CONCURRENCY_CASES", "HOSTED_CASES", "KILL_CASES"]
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
+from presdep_tools.reliability import CaseFailed
 from presentation_dependence.cli import main
 from presentation_dependence.data.smoke import build_smoke_fixture
-from presentation_dependence.reliability import CaseFailed
 from presentation_dependence.secrets import RedactingFormatter
 
 __all__ = ["PLUGIN_MODULE", "Workspace", "capture_logs", "expect"]

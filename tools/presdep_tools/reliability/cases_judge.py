@@ -11,11 +11,11 @@ from unittest.mock import patch
 
 import yaml
 
+from presdep_tools.reliability import Case
+from presdep_tools.reliability.cases_inputs import TOKEN, judge_config
+from presdep_tools.reliability.workspace import Workspace, expect
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.records import Query, RerankRequest
-from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.cases_inputs import TOKEN, judge_config
-from presentation_dependence.reliability.workspace import Workspace, expect
 
 __all__ = ["JUDGE_CASES"]
 

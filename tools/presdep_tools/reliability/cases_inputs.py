@@ -9,11 +9,11 @@ from typing import Any
 from unittest.mock import patch
 
 import presentation_dependence.runners as runners
+from presdep_tools.reliability import Case
+from presdep_tools.reliability.workspace import Workspace, expect
 from presentation_dependence.io.fixture import read_fixture, write_fixture
 from presentation_dependence.io.trec import format_qrels, format_run, write_topics
 from presentation_dependence.records import Candidate, Qrels, Query, RerankRequest, Run, RunEntry
-from presentation_dependence.reliability import Case
-from presentation_dependence.reliability.workspace import Workspace, expect
 
 __all__ = ["INPUT_CASES", "STALE_CASES", "TOKEN", "judge_config", "metrics", "run_eval"]
 

@@ -1,7 +1,7 @@
 """Hostile-user reliability cases: run them, record what happened, write docs/RELIABILITY.md.
 
 ``python scripts/reliability.py`` (``poe reliability``) runs every case of
-:data:`~presentation_dependence.reliability.cases.CASES` against the synthetic smoke fixture, the
+:data:`~presdep_tools.reliability.cases.CASES` against the synthetic smoke fixture, the
 scripted judge and the loopback chat server (no network, no GPU, no model download), each in its
 own temporary folder, and writes the table of cases and results (paths under the temporary
 folders written ``<case>`` and ``<tmp>``: the table is the same from run to run). A case is a
