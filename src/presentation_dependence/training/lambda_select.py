@@ -192,18 +192,14 @@ def _check_config(cfg: TrainingConfig, choose_only: bool) -> None:
         )
 
 
-def _check_splits(
+def _check_training_split(
     cfg: TrainingConfig, silver: SilverSet, heldout: Sequence[Any], refs: Sequence[Any]
-) -> list[Any]:
-    """Held-out queries apart from the test and training queries, judged where the criterion
-    needs it; the test queries."""
-    test = load_split(cfg.splits.test, "splits.test")
-    check_disjoint("held-out queries", refs, "test", test)
+) -> None:
+    """Held-out queries apart from the training queries, judged where the criterion needs it."""
     train_refs = [(q.source, q.qid, q.query) for q in silver.queries]
     check_disjoint("held-out queries", refs, "training", train_refs, qid_scope="source")
     if cfg.selection.criterion == "ndcg_mean" and any(not qrels for _, _, qrels in heldout):
         raise ConfigError("criterion ndcg_mean needs judgements for every held-out query")
-    return test
 
 
 def lambda_markdown(result: dict[str, Any]) -> str:
@@ -266,10 +262,12 @@ def run_lambda_selection(
 
     sel = cfg.selection
     _check_config(cfg, choose_only)
-    silver = silver if silver is not None else read_silver(cfg.silver.path)
     heldout = load_queries(cfg.splits.heldout, "splits.heldout")
     refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
-    test = _check_splits(cfg, silver, heldout, refs)
+    test = load_split(cfg.splits.test, "splits.test")
+    check_disjoint("held-out queries", refs, "test", test)  # before the silver file is read
+    silver = silver if silver is not None else read_silver(cfg.silver.path)
+    _check_training_split(cfg, silver, heldout, refs)
     out = Path(out_dir)
     evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
     key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
