@@ -20,8 +20,7 @@ import numpy as np
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
     named_rng,
-    paired_bootstrap,
-    paired_permutation_test,
+    paired_comparison,
 )
 
 __all__ = ["COMPARED", "compare_qa", "render_comparison"]
@@ -80,11 +79,15 @@ def compare_qa(
             ref = {k: np.array([per[labels[0]][q][k] for q in qids]) for k in keys}
             block["vs_reference"] = {}
             for k in keys:
-                boot = paired_bootstrap(
-                    col[k], ref[k], rng=named_rng(seed, lab, k, "boot"), n_resamples=n_resamples
+                boot = paired_comparison(
+                    col[k],
+                    ref[k],
+                    stream=(seed, lab, k),
+                    n_resamples=n_resamples,
+                    tags=(("boot",), ("perm",)),
                 )
-                perm = paired_permutation_test(col[k], ref[k], rng=named_rng(seed, lab, k, "perm"))
-                block["vs_reference"][k] = {**boot, "p_permutation": perm["p_value"]}
+                boot["p_permutation"] = boot.pop("permutation_p")
+                block["vs_reference"][k] = boot
         out["scorers"][lab] = block
     return out
 

@@ -15,12 +15,11 @@ import yaml
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_bytes, atomic_write_text
 from presentation_dependence.metrics.decisions import retained_set
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.report import figures
 from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, block_paradigm
 from presentation_dependence.robustness.store import NULL
 from presentation_dependence.runners.run_folder import PROVENANCE, invocations
-from presentation_dependence.seeding import rng_from
 
 __all__ = ["load_psi_run", "run_labels", "slot_axis_label", "slot_series", "write_report"]
 
@@ -182,12 +181,11 @@ def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
                 a = np.array([pb[q][metric] for q in qids])
                 b = np.array([pa[q][metric] for q in qids])
                 key = f"{r['label']}/{var}/{metric}"
-                boot = paired_bootstrap(a, b, rng=rng_from(seed, key))
-                perm = paired_permutation_test(a, b, rng=rng_from(seed, key, 1))
+                boot = paired_comparison(a, b, stream=(seed, key))
                 lines.append(
                     f"| `{r['label']}` | {var} | {metric} | {boot['mean_diff']:+.3f} "
                     f"[{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}] | {boot['p_value']:.3g} "
-                    f"| {perm['p_value']:.3g} |"
+                    f"| {boot['permutation_p']:.3g} |"
                 )
     return lines
 

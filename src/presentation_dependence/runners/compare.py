@@ -2,14 +2,12 @@
 
 Per measure, over the queries that both runs have and the qrels judge (the pairs; a query of
 one run only is listed, never scored 0): the means of A and B, the mean per-query difference
-B − A with its seeded paired bootstrap 95% interval and p-value
-(:func:`~presentation_dependence.metrics.stats.paired_bootstrap`), the two-sided paired
-permutation test's p-value (:func:`~presentation_dependence.metrics.stats.paired_permutation_test`),
+B − A with its seeded paired bootstrap 95% interval and p-value and the two-sided paired
+permutation test's p-value (:func:`~presentation_dependence.metrics.stats.paired_comparison`),
 and how many queries B improves and worsens (``pt.Experiment``'s ``+`` and ``−``). Per-query
 values are those of ``presdep eval`` (:func:`~presentation_dependence.metrics.measures.evaluate_measures`:
-ir_measures names, trec_eval's definitions). Each measure draws from its own random streams,
-``rng_from(seed, "compare", measure)`` and ``rng_from(seed, "compare", measure, 1)``, so adding
-a measure never changes another's figures.
+ir_measures names, trec_eval's definitions). Each measure draws from its own random stream,
+``(seed, "compare", measure)``, so adding a measure never changes another's figures.
 """
 
 from __future__ import annotations
@@ -26,9 +24,8 @@ from presentation_dependence.config import EvalConfig
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.trec import read_qrels, read_run
 from presentation_dependence.metrics.measures import evaluate_measures
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.records import Qrels, Run
-from presentation_dependence.seeding import rng_from
 
 __all__ = ["compare_files", "compare_runs", "format_comparison"]
 
@@ -40,11 +37,12 @@ PERMUTATIONS = 9999
 
 def _test(a: np.ndarray, b: np.ndarray, name: str, seed: int) -> dict[str, Any]:
     """One measure's figures: means, B − A with its CI and the two p-values, B's wins/losses."""
-    boot = paired_bootstrap(
-        b, a, rng=rng_from(seed, "compare", name), n_resamples=BOOTSTRAP_RESAMPLES
-    )
-    perm = paired_permutation_test(
-        b, a, rng=rng_from(seed, "compare", name, 1), n_resamples=PERMUTATIONS
+    boot = paired_comparison(
+        b,
+        a,
+        stream=(seed, "compare", name),
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        n_permutations=PERMUTATIONS,
     )
     return {
         "mean_a": float(a.mean()),
@@ -53,7 +51,7 @@ def _test(a: np.ndarray, b: np.ndarray, name: str, seed: int) -> dict[str, Any]:
         "ci_low": boot["ci_low"],
         "ci_high": boot["ci_high"],
         "bootstrap_p": boot["p_value"],
-        "permutation_p": perm["p_value"],
+        "permutation_p": boot["permutation_p"],
         "b_better": int(np.count_nonzero(b > a)),
         "b_worse": int(np.count_nonzero(b < a)),
     }

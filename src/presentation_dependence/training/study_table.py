@@ -12,12 +12,11 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.config.loader import read_yaml_mapping
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, Paradigm, block_paradigm
 from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
 from presentation_dependence.runners.run_folder import recorded_cpus
-from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.study import STUDENT_NAMES
 
 __all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_figures", "run_paradigm"]
@@ -161,15 +160,13 @@ def paired_rows(
             if base is not rows[0]:
                 name = f"{r['scorer']}-vs-{base['scorer']}/{metric}"
             words = (stream, name) if stream else (name,)
-            boot = paired_bootstrap(a, b, rng=rng_from(seed, *words))
-            perm = paired_permutation_test(a, b, rng=rng_from(seed, *words, 1))
+            boot = paired_comparison(a, b, stream=(seed, *words))
             out.append(
                 {
                     "scorer": r["scorer"],
                     "metric": metric,
                     "queries": len(qids),
                     **boot,
-                    "permutation_p": perm["p_value"],
                 }
             )
     return out
