@@ -6,6 +6,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from presentation_dependence.io.markdown import markdown_table
+
 __all__ = [
     "benchmarks_markdown",
     "full_markdown",
@@ -92,9 +94,10 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
 
 def profile_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     """A Markdown table of a profile summary (``bench.speed.summarise_profile``)."""
-    out = ["| operator | share of self CPU time | ms | calls |", "|---|---|---|---|"]
-    out += [f"| `{r['op']}` | {r['share']:.1%} | {r['ms']:.0f} | {r['calls']} |" for r in rows]
-    return out
+    head = ["operator", "share of self CPU time", "ms", "calls"]
+    return markdown_table(
+        head, [[f"`{r['op']}`", f"{r['share']:.1%}", f"{r['ms']:.0f}", r["calls"]] for r in rows]
+    )
 
 
 def _paired(ratios: Sequence[float] | None) -> str:

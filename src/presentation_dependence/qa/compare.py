@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
     named_rng,
@@ -102,25 +103,24 @@ def render_comparison(comparison: Mapping[str, Any], descriptions: Sequence[str]
         f"variant `{comparison['variant']}`; means over questions with 95% percentile-bootstrap "
         "intervals.",
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
     ]
+    rows = []
     for lab, block in comparison["scorers"].items():
         cells = [
             f"{block['summary'][k]['mean']:.3f} [{block['summary'][k]['ci_low']:.3f}, "
             f"{block['summary'][k]['ci_high']:.3f}]"
             for k in keys
         ]
-        lines.append(f"| {lab} | {block['num_presentations']} | " + " | ".join(cells) + " |")
+        rows.append([lab, block["num_presentations"], *cells])
     ref = comparison["reference"]
+    lines += markdown_table(head, rows)
     lines += [
         "",
         f"Paired by question, scorer − {ref} (mean difference [95% paired-bootstrap CI], "
         "permutation p):",
         "",
-        "| scorer | " + " | ".join(names[k] for k in keys) + " |",
-        "|" + "---|" * (len(keys) + 1),
     ]
+    rows = []
     for lab, block in comparison["scorers"].items():
         if lab == ref:
             continue
@@ -129,7 +129,8 @@ def render_comparison(comparison: Mapping[str, Any], descriptions: Sequence[str]
             f"p = {d['p_permutation']:.2g}"
             for d in (block["vs_reference"][k] for k in keys)
         ]
-        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+        rows.append([lab, *cells])
+    lines += markdown_table(["scorer", *(names[k] for k in keys)], rows)
     if descriptions:
         lines += ["", *descriptions]
     return "\n".join(lines) + "\n"

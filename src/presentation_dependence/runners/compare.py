@@ -22,6 +22,7 @@ import numpy as np
 
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.io.trec import read_qrels, read_run
 from presentation_dependence.metrics.measures import evaluate_measures
 from presentation_dependence.metrics.stats import paired_comparison
@@ -137,13 +138,19 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         f"of B − A and its p, the permutation test's p ({result['permutations']} sign "
         "patterns at most); B > A and B < A count queries.",
         "",
-        "| measure | A | B | B − A [95% CI] | bootstrap p | permutation p | B > A | B < A |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for name, t in result["comparison"].items():
-        lines.append(
-            f"| {name} | {t['mean_a']:.4f} | {t['mean_b']:.4f} | {t['mean_diff']:+.4f} "
-            f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}] | {_p(t['bootstrap_p'])} "
-            f"| {_p(t['permutation_p'])} | {t['b_better']} | {t['b_worse']} |"
-        )
-    return "\n".join(lines) + "\n"
+    head = ["measure", "A", "B", "B − A [95% CI]", "bootstrap p", "permutation p", "B > A", "B < A"]
+    rows = [
+        [
+            name,
+            f"{t['mean_a']:.4f}",
+            f"{t['mean_b']:.4f}",
+            f"{t['mean_diff']:+.4f} [{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]",
+            _p(t["bootstrap_p"]),
+            _p(t["permutation_p"]),
+            t["b_better"],
+            t["b_worse"],
+        ]
+        for name, t in result["comparison"].items()
+    ]
+    return "\n".join([*lines, *markdown_table(head, rows)]) + "\n"
