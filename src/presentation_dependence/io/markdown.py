@@ -29,9 +29,9 @@ def _cell(value: object) -> str:
 
 
 def markdown_row(cells: Sequence[object]) -> str:
-    """One table row: ``| c1 | c2 |``, the cells escaped as the module says; an empty cell is
-    one space (``| a | |``)."""
-    return "|" + "|".join(f" {t} " if t else " " for t in map(_cell, cells)) + "|"
+    """One table row: ``| c1 | c2 |``, the cells escaped as the module says (an empty cell is
+    two spaces, ``| a |  |``)."""
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
 def markdown_table(
