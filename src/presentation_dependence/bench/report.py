@@ -41,22 +41,27 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         "prompt tokens / forward time (attention FLOPs not counted), against a 1024³ dense matmul "
         "in the same dtype, same run.",
         "",
-        "| dtype | listwise docs/s | pointwise docs/s | listwise ÷ pointwise (goal ≥ 1.5) "
-        "| matmul GFLOP/s | readout GFLOP/s | readout ÷ matmul (goal ≥ 0.60) "
-        "| max \\|Δscore\\| batched vs one-at-a-time |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    head = ["dtype", "listwise docs/s", "pointwise docs/s", "listwise ÷ pointwise (goal ≥ 1.5)"]
+    head += ["matmul GFLOP/s", "readout GFLOP/s", "readout ÷ matmul (goal ≥ 0.60)"]
+    head += ["max |Δscore| batched vs one-at-a-time"]
+    rows = []
     for dtype, d in r["by_dtype"].items():
         fw = d["forward"]
-        lines.append(
-            f"| {dtype} | {d['listwise']['docs_per_second']:.2f} "
-            f"| {d['pointwise']['docs_per_second']:.2f} "
-            f"| **{d['listwise_over_pointwise_docs_per_second']:.2f}×** "
-            f"| {_g(d['matmul_flops'])} | {_g(fw['achieved_flops'])} "
-            f"| **{d['achieved_over_matmul']:.2f}** "
-            f"| {fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
-            f"({fw['batched_prompts_per_pass']} prompts per pass) |"
+        rows.append(
+            [
+                dtype,
+                f"{d['listwise']['docs_per_second']:.2f}",
+                f"{d['pointwise']['docs_per_second']:.2f}",
+                f"**{d['listwise_over_pointwise_docs_per_second']:.2f}×**",
+                _g(d["matmul_flops"]),
+                _g(fw["achieved_flops"]),
+                f"**{d['achieved_over_matmul']:.2f}**",
+                f"{fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
+                f"({fw['batched_prompts_per_pass']} prompts per pass)",
+            ]
         )
+    lines += markdown_table(head, rows)
     lines += [
         "",
         "Tokens per run: "
@@ -137,18 +142,25 @@ def speed_markdown(res: dict[str, Any]) -> str:
         "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
         "uncompiled reference, over all slots (0–3 scale).",
         "",
-        "| lever | dtype | setting | docs/s | tokens/s | fraction of matmul | + attention "
-        "| max \\|ΔE[g]\\| vs reference |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    head = ["lever", "dtype", "setting", "docs/s", "tokens/s", "fraction of matmul"]
+    head += ["+ attention", "max |ΔE[g]| vs reference"]
+    rows = []
     for r in res["rows"]:
         bold = "**" if r["lever"] in ("eager", "optimised") else ""
-        lines.append(
-            f"| {bold}{r['lever']}{bold} | {r['dtype']} | {r['setting']} "
-            f"| {r['docs_per_second']:.2f} | {r['tokens_per_second']:.0f} "
-            f"| {r['fraction_of_matmul']:.2f} | {r['fraction_of_matmul_with_attention']:.2f} "
-            f"| {r['max_abs_de_vs_reference']:.3f} |"
+        rows.append(
+            [
+                f"{bold}{r['lever']}{bold}",
+                r["dtype"],
+                r["setting"],
+                f"{r['docs_per_second']:.2f}",
+                f"{r['tokens_per_second']:.0f}",
+                f"{r['fraction_of_matmul']:.2f}",
+                f"{r['fraction_of_matmul_with_attention']:.2f}",
+                f"{r['max_abs_de_vs_reference']:.3f}",
+            ]
         )
+    lines += markdown_table(head, rows)
     sp = res["shared_prefix"]
     lines += [
         "",

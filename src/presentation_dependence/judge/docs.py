@@ -19,6 +19,7 @@ import yaml
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_bytes
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.judge.config import config_from_raw
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import read_records
@@ -125,14 +126,12 @@ def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) ->
     rows = []
     for rec in read_records(path)[:count]:
         text = " ".join(rec.judgement.split())[:chars].replace("|", "\\|")
-        rows.append(
-            f"| {rec.item_id} | {''.join(map(str, rec.placement))} | "
-            f"{'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rec.correct_slot]} | {rec.parse_status} | {text} |\n"
-        )
+        slot = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[rec.correct_slot]
+        rows.append([rec.item_id, "".join(map(str, rec.placement)), slot, rec.parse_status, text])
+    head = ["item", "placement", "correct slot", "parse", "judgement"]
     return (
         f"\nFirst {len(rows)} judgements of that run (whitespace collapsed, first {chars} "
-        "characters):\n\n| item | placement | correct slot | parse | judgement |\n|---|---|---|---|---|\n"
-        + "".join(rows)
+        "characters):\n\n" + "".join(f"{line}\n" for line in markdown_table(head, rows))
     )
 
 
