@@ -21,6 +21,52 @@ def _g(x: float) -> str:
     return f"{x / 1e9:.1f}"
 
 
+def _dtype_table(by_dtype: dict[str, Any]) -> list[str]:
+    """Listwise against pointwise, one row per dtype."""
+    head = ["dtype", "listwise docs/s", "pointwise docs/s", "listwise ÷ pointwise (goal ≥ 1.5)"]
+    head += ["matmul GFLOP/s", "readout GFLOP/s", "readout ÷ matmul (goal ≥ 0.60)"]
+    head += ["max |Δscore| batched vs one-at-a-time"]
+    rows = []
+    for dtype, d in by_dtype.items():
+        fw = d["forward"]
+        rows.append(
+            [
+                dtype,
+                f"{d['listwise']['docs_per_second']:.2f}",
+                f"{d['pointwise']['docs_per_second']:.2f}",
+                f"**{d['listwise_over_pointwise_docs_per_second']:.2f}×**",
+                _g(d["matmul_flops"]),
+                _g(fw["achieved_flops"]),
+                f"**{d['achieved_over_matmul']:.2f}**",
+                f"{fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
+                f"({fw['batched_prompts_per_pass']} prompts per pass)",
+            ]
+        )
+    return markdown_table(head, rows)
+
+
+def _lever_table(levers: Sequence[dict[str, Any]]) -> list[str]:
+    """One row per speed lever (bold: eager and optimised)."""
+    head = ["lever", "dtype", "setting", "docs/s", "tokens/s", "fraction of matmul"]
+    head += ["+ attention", "max |ΔE[g]| vs reference"]
+    rows = []
+    for r in levers:
+        bold = "**" if r["lever"] in ("eager", "optimised") else ""
+        rows.append(
+            [
+                f"{bold}{r['lever']}{bold}",
+                r["dtype"],
+                r["setting"],
+                f"{r['docs_per_second']:.2f}",
+                f"{r['tokens_per_second']:.0f}",
+                f"{r['fraction_of_matmul']:.2f}",
+                f"{r['fraction_of_matmul_with_attention']:.2f}",
+                f"{r['max_abs_de_vs_reference']:.3f}",
+            ]
+        )
+    return markdown_table(head, rows)
+
+
 def benchmarks_markdown(res: dict[str, Any]) -> str:
     r = res["readout"]
     lines = [
@@ -42,26 +88,7 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         "in the same dtype, same run.",
         "",
     ]
-    head = ["dtype", "listwise docs/s", "pointwise docs/s", "listwise ÷ pointwise (goal ≥ 1.5)"]
-    head += ["matmul GFLOP/s", "readout GFLOP/s", "readout ÷ matmul (goal ≥ 0.60)"]
-    head += ["max |Δscore| batched vs one-at-a-time"]
-    rows = []
-    for dtype, d in r["by_dtype"].items():
-        fw = d["forward"]
-        rows.append(
-            [
-                dtype,
-                f"{d['listwise']['docs_per_second']:.2f}",
-                f"{d['pointwise']['docs_per_second']:.2f}",
-                f"**{d['listwise_over_pointwise_docs_per_second']:.2f}×**",
-                _g(d["matmul_flops"]),
-                _g(fw["achieved_flops"]),
-                f"**{d['achieved_over_matmul']:.2f}**",
-                f"{fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
-                f"({fw['batched_prompts_per_pass']} prompts per pass)",
-            ]
-        )
-    lines += markdown_table(head, rows)
+    lines += _dtype_table(r["by_dtype"])
     lines += [
         "",
         "Tokens per run: "
@@ -143,24 +170,7 @@ def speed_markdown(res: dict[str, Any]) -> str:
         "uncompiled reference, over all slots (0–3 scale).",
         "",
     ]
-    head = ["lever", "dtype", "setting", "docs/s", "tokens/s", "fraction of matmul"]
-    head += ["+ attention", "max |ΔE[g]| vs reference"]
-    rows = []
-    for r in res["rows"]:
-        bold = "**" if r["lever"] in ("eager", "optimised") else ""
-        rows.append(
-            [
-                f"{bold}{r['lever']}{bold}",
-                r["dtype"],
-                r["setting"],
-                f"{r['docs_per_second']:.2f}",
-                f"{r['tokens_per_second']:.0f}",
-                f"{r['fraction_of_matmul']:.2f}",
-                f"{r['fraction_of_matmul_with_attention']:.2f}",
-                f"{r['max_abs_de_vs_reference']:.3f}",
-            ]
-        )
-    lines += markdown_table(head, rows)
+    lines += _lever_table(res["rows"])
     sp = res["shared_prefix"]
     lines += [
         "",
