@@ -241,6 +241,35 @@ def full_markdown(results: dict[str, Any]) -> str:
     return text + f"\n## Conditions of this run\n\n{conditions}\n"
 
 
+_STEP_ROWS = {
+    "single_view": "single view, eager",
+    "oc_sft": "OC-SFT, eager",
+    "single_view_compiled": "single view, optimised",
+    "oc_sft_compiled": "OC-SFT, optimised",
+    "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
+    "oc_sft_study_allocator": "OC-SFT, eager, the study's allocator (32 MiB mmap threshold)",
+}
+
+
+def _step_table(result: dict[str, Any]) -> list[str]:
+    """One row per training step variant that ran."""
+    head = ["step", "views", "prompt tokens", "time per step", "tokens/s", "peak step memory"]
+    rows = [
+        [
+            name,
+            result[key]["views"],
+            f"{result[key]['prompt_tokens']:,}",
+            f"{result[key]['seconds_median']:.3f} s",
+            f"{result[key]['tokens_per_second']:.0f}",
+            f"{result[key]['peak_step_mb']:.0f} MB",
+            f"{result[key].get('warmup_seconds', 0.0):.1f} s",
+        ]
+        for key, name in _STEP_ROWS.items()
+        if key in result
+    ]
+    return markdown_table([*head, "untimed first step(s)"], rows)
+
+
 def training_benchmark_markdown(result: dict[str, Any]) -> str:
     """A Markdown section for docs/BENCHMARKS.md."""
     s = result["single_view"] if "single_view" in result else result["oc_sft"]
@@ -255,28 +284,9 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
         f"{'' if result['isolated'] else ' (in-process: indicative)'}. Eager is the step before "
         "issue 14; optimised compiles the decoder layers (LoRA included; `compile: auto`, opt-in).",
         "",
-        "| step | views | prompt tokens | time per step | tokens/s | peak step memory "
-        "| untimed first step(s) |",
-        "|---|---|---|---|---|---|---|",
+        *_step_table(result),
+        "",
     ]
-    names = {
-        "single_view": "single view, eager",
-        "oc_sft": "OC-SFT, eager",
-        "single_view_compiled": "single view, optimised",
-        "oc_sft_compiled": "OC-SFT, optimised",
-        "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
-        "oc_sft_study_allocator": "OC-SFT, eager, the study's allocator (32 MiB mmap threshold)",
-    }
-    for key, name in names.items():
-        if key not in result:
-            continue
-        part = result[key]
-        rows.append(
-            f"| {name} | {part['views']} | {part['prompt_tokens']:,} | "
-            f"{part['seconds_median']:.3f} s | {part['tokens_per_second']:.0f} "
-            f"| {part['peak_step_mb']:.0f} MB | {part.get('warmup_seconds', 0.0):.1f} s |"
-        )
-    rows.append("")
     for suffix, label in (("", "eager"), ("_compiled", "optimised")):
         if "time_ratio" + suffix not in result:
             continue
