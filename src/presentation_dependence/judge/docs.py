@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
 from presentation_dependence.judge.study_plan import plan_markdown
 from presentation_dependence.report.markers import markers, splice_file
-from presentation_dependence.runners.run_folder import invocations
+from presentation_dependence.runners.readback import folder_config, read_provenance
 
 __all__ = [
     "MARK_END",
@@ -55,14 +55,21 @@ def _load(folder: Path, name: str) -> Any:
     return yaml.safe_load(text) if name.endswith(".yaml") else json.loads(text)
 
 
+def _judge_invocation(folder: Path) -> Mapping[str, Any]:
+    """The first invocation of ``folder`` that described the judge (a resumed run has several;
+    the first is when the measurement began)."""
+    prov = next((p for p in read_provenance(folder).invocations if "judge" in p), None)
+    if prov is None:
+        raise ConfigError(f"{folder}: no provenance.json invocation describes the judge")
+    return prov
+
+
 def measured_markdown(folder: Path) -> str:
     """The measured section: setup, commands, sweep, slots, rerun noise, paired tests."""
     summary = _load(folder, "summary.json")
     noise = _load(folder, "noise.json")
-    raw = _load(folder, "resolved_config.yaml")
-    # the first invocation that described the judge (a resumed run has several)
-    prov = next(p for p in invocations(_load(folder, "provenance.json")) if "judge" in p)
-    cfg = config_from_raw(raw, str(raw["id"]))
+    prov = _judge_invocation(folder)
+    cfg = folder_config(folder, config_from_raw)
     eligible = len(load_response_set(replace(cfg.data, max_items=None, require_one_correct=True)))
     judge = prov.get("judge", {})
     opts = judge.get("options", {})

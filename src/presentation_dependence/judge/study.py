@@ -50,8 +50,8 @@ from presentation_dependence.judge.scoring import compare_runs, wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.costs import phase_cost, units_by_processor
-from presentation_dependence.runners.readback import folder_config
-from presentation_dependence.runners.run_folder import RESOLVED_CONFIG, recorded_cpus
+from presentation_dependence.runners.readback import folder_config, recorded_cpus
+from presentation_dependence.runners.run_folder import RESOLVED_CONFIG
 
 __all__ = [
     "StudyRun",

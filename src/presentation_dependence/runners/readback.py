@@ -21,9 +21,10 @@ import yaml
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.config.experiment import config_from_raw
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.provenance import cpu_label
 from presentation_dependence.runners.run_folder import PROVENANCE, RunFolder, invocations
 
-__all__ = ["Provenance", "folder_config", "read_provenance"]
+__all__ = ["Provenance", "folder_config", "read_provenance", "recorded_cpus"]
 
 C = TypeVar("C")
 
@@ -84,3 +85,13 @@ def read_provenance(run_dir: str | Path) -> Provenance:
     if not path.is_file():
         return Provenance()
     return Provenance(tuple(invocations(json.loads(path.read_text(encoding="utf-8")))))
+
+
+def recorded_cpus(folder: str | Path) -> list[str]:
+    """The processors a run folder's commands ran on, as ``provenance.json`` recorded them
+    (``model [flags]``, in first-seen order; ``not recorded`` for a command from before the
+    processor was recorded): bfloat16 scores depend on the kernels the CPU selects."""
+    seen: dict[str, None] = {}
+    for inv in read_provenance(folder).invocations:
+        seen.setdefault(cpu_label(inv.get("cpu")), None)
+    return list(seen)

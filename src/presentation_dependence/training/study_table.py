@@ -17,7 +17,7 @@ from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, Paradigm, block_paradigm
 from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
-from presentation_dependence.runners.run_folder import recorded_cpus
+from presentation_dependence.runners.readback import recorded_cpus
 from presentation_dependence.training.study import STUDENT_NAMES
 
 __all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_figures", "run_paradigm"]
