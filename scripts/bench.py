@@ -28,33 +28,19 @@ from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import git_state, package_versions
+from presentation_dependence.report.markers import splice_file
 
 DL19 = "../shared/data/trec-dl19-passage/bm25_top100_dl19.json"
-# Hand-maintained sections of docs/BENCHMARKS.md that a run carries over unchanged.
-KEPT_SECTIONS = ("## The prepared GPU check",)
-
-
-def kept_sections(text: str, prefixes: Sequence[str]) -> list[str]:
-    """The ``## `` sections of ``text`` whose heading starts with one of ``prefixes``."""
-    sections, current = [], None
-    for line in text.splitlines(keepends=True):
-        if line.startswith("## "):
-            current = [line] if line.startswith(tuple(prefixes)) else None
-            if current is not None:
-                sections.append(current)
-        elif current is not None:
-            current.append(line)
-    return ["".join(sec).rstrip("\n") + "\n" for sec in sections]
-
+# The measured block of docs/BENCHMARKS.md (report/markers.py); the sections after it are
+# kept by hand.
+BLOCK = "benchmarks"
 
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
 def write_doc(results: dict[str, Any], doc: str) -> None:
-    """docs/BENCHMARKS.md from one run's results; hand-kept sections carried over."""
-    old = Path(doc).read_text(encoding="utf-8") if Path(doc).exists() else ""
-    text = full_markdown(results) + "".join(f"\n{sec}" for sec in kept_sections(old, KEPT_SECTIONS))
-    atomic_write_text(doc, text)
+    """The measured block of ``doc`` from one run's results; the hand-kept text around it stays."""
+    splice_file(doc, BLOCK, full_markdown(results))
     logging.getLogger("bench").info("wrote %s", doc)
 
 

@@ -12,7 +12,7 @@ from presentation_dependence.cli import main
 from presentation_dependence.config.adhoc import adhoc_config
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.trec import read_run
-from presentation_dependence.robustness.recompute import folder_config
+from presentation_dependence.runners.readback import folder_config
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "beir-tiny"

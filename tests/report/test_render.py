@@ -91,10 +91,9 @@ def test_report_refuses_folder_without_psi(tmp_path):
 def test_student_runs_name_their_adapter():
     from presentation_dependence.report.render import _system
 
-    assert _system({"id": "psi", "reranker": {}}) == "psi"
-    cfg = {"id": "psi", "reranker": {"adapter_path": "runs/self-distill/perm-aug/adapter"}}
-    assert _system(cfg) == "psi+perm-aug"
-    assert _system({"id": "psi", "reranker": {"adapter_path": "out/lambda-1"}}) == "psi+lambda-1"
+    assert _system("psi", {}) == "psi"
+    assert _system("psi", {"adapter_path": "runs/self-distill/perm-aug/adapter"}) == "psi+perm-aug"
+    assert _system("psi", {"adapter_path": "out/lambda-1"}) == "psi+lambda-1"
 
 
 def _psi_runs_folders(tmp_path: Path, names: tuple[str, ...]) -> list[str]:

@@ -6,6 +6,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from presentation_dependence.io.markdown import markdown_table
+
 __all__ = [
     "benchmarks_markdown",
     "full_markdown",
@@ -17,6 +19,52 @@ __all__ = [
 
 def _g(x: float) -> str:
     return f"{x / 1e9:.1f}"
+
+
+def _dtype_table(by_dtype: dict[str, Any]) -> list[str]:
+    """Listwise against pointwise, one row per dtype."""
+    head = ["dtype", "listwise docs/s", "pointwise docs/s", "listwise ÷ pointwise (goal ≥ 1.5)"]
+    head += ["matmul GFLOP/s", "readout GFLOP/s", "readout ÷ matmul (goal ≥ 0.60)"]
+    head += ["max |Δscore| batched vs one-at-a-time"]
+    rows = []
+    for dtype, d in by_dtype.items():
+        fw = d["forward"]
+        rows.append(
+            [
+                dtype,
+                f"{d['listwise']['docs_per_second']:.2f}",
+                f"{d['pointwise']['docs_per_second']:.2f}",
+                f"**{d['listwise_over_pointwise_docs_per_second']:.2f}×**",
+                _g(d["matmul_flops"]),
+                _g(fw["achieved_flops"]),
+                f"**{d['achieved_over_matmul']:.2f}**",
+                f"{fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
+                f"({fw['batched_prompts_per_pass']} prompts per pass)",
+            ]
+        )
+    return markdown_table(head, rows)
+
+
+def _lever_table(levers: Sequence[dict[str, Any]]) -> list[str]:
+    """One row per speed lever (bold: eager and optimised)."""
+    head = ["lever", "dtype", "setting", "docs/s", "tokens/s", "fraction of matmul"]
+    head += ["+ attention", "max |ΔE[g]| vs reference"]
+    rows = []
+    for r in levers:
+        bold = "**" if r["lever"] in ("eager", "optimised") else ""
+        rows.append(
+            [
+                f"{bold}{r['lever']}{bold}",
+                r["dtype"],
+                r["setting"],
+                f"{r['docs_per_second']:.2f}",
+                f"{r['tokens_per_second']:.0f}",
+                f"{r['fraction_of_matmul']:.2f}",
+                f"{r['fraction_of_matmul_with_attention']:.2f}",
+                f"{r['max_abs_de_vs_reference']:.3f}",
+            ]
+        )
+    return markdown_table(head, rows)
 
 
 def benchmarks_markdown(res: dict[str, Any]) -> str:
@@ -39,22 +87,8 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         "prompt tokens / forward time (attention FLOPs not counted), against a 1024³ dense matmul "
         "in the same dtype, same run.",
         "",
-        "| dtype | listwise docs/s | pointwise docs/s | listwise ÷ pointwise (goal ≥ 1.5) "
-        "| matmul GFLOP/s | readout GFLOP/s | readout ÷ matmul (goal ≥ 0.60) "
-        "| max \\|Δscore\\| batched vs one-at-a-time |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for dtype, d in r["by_dtype"].items():
-        fw = d["forward"]
-        lines.append(
-            f"| {dtype} | {d['listwise']['docs_per_second']:.2f} "
-            f"| {d['pointwise']['docs_per_second']:.2f} "
-            f"| **{d['listwise_over_pointwise_docs_per_second']:.2f}×** "
-            f"| {_g(d['matmul_flops'])} | {_g(fw['achieved_flops'])} "
-            f"| **{d['achieved_over_matmul']:.2f}** "
-            f"| {fw['max_score_diff_batched_vs_one_at_a_time']:.2e} "
-            f"({fw['batched_prompts_per_pass']} prompts per pass) |"
-        )
+    lines += _dtype_table(r["by_dtype"])
     lines += [
         "",
         "Tokens per run: "
@@ -92,9 +126,10 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
 
 def profile_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     """A Markdown table of a profile summary (``bench.speed.summarise_profile``)."""
-    out = ["| operator | share of self CPU time | ms | calls |", "|---|---|---|---|"]
-    out += [f"| `{r['op']}` | {r['share']:.1%} | {r['ms']:.0f} | {r['calls']} |" for r in rows]
-    return out
+    head = ["operator", "share of self CPU time", "ms", "calls"]
+    return markdown_table(
+        head, [[f"`{r['op']}`", f"{r['share']:.1%}", f"{r['ms']:.0f}", r["calls"]] for r in rows]
+    )
 
 
 def _paired(ratios: Sequence[float] | None) -> str:
@@ -134,18 +169,8 @@ def speed_markdown(res: dict[str, Any]) -> str:
         "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
         "uncompiled reference, over all slots (0–3 scale).",
         "",
-        "| lever | dtype | setting | docs/s | tokens/s | fraction of matmul | + attention "
-        "| max \\|ΔE[g]\\| vs reference |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in res["rows"]:
-        bold = "**" if r["lever"] in ("eager", "optimised") else ""
-        lines.append(
-            f"| {bold}{r['lever']}{bold} | {r['dtype']} | {r['setting']} "
-            f"| {r['docs_per_second']:.2f} | {r['tokens_per_second']:.0f} "
-            f"| {r['fraction_of_matmul']:.2f} | {r['fraction_of_matmul_with_attention']:.2f} "
-            f"| {r['max_abs_de_vs_reference']:.3f} |"
-        )
+    lines += _lever_table(res["rows"])
     sp = res["shared_prefix"]
     lines += [
         "",
@@ -216,6 +241,35 @@ def full_markdown(results: dict[str, Any]) -> str:
     return text + f"\n## Conditions of this run\n\n{conditions}\n"
 
 
+_STEP_ROWS = {
+    "single_view": "single view, eager",
+    "oc_sft": "OC-SFT, eager",
+    "single_view_compiled": "single view, optimised",
+    "oc_sft_compiled": "OC-SFT, optimised",
+    "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
+    "oc_sft_study_allocator": "OC-SFT, eager, the study's allocator (32 MiB mmap threshold)",
+}
+
+
+def _step_table(result: dict[str, Any]) -> list[str]:
+    """One row per training step variant that ran."""
+    head = ["step", "views", "prompt tokens", "time per step", "tokens/s", "peak step memory"]
+    rows = [
+        [
+            name,
+            result[key]["views"],
+            f"{result[key]['prompt_tokens']:,}",
+            f"{result[key]['seconds_median']:.3f} s",
+            f"{result[key]['tokens_per_second']:.0f}",
+            f"{result[key]['peak_step_mb']:.0f} MB",
+            f"{result[key].get('warmup_seconds', 0.0):.1f} s",
+        ]
+        for key, name in _STEP_ROWS.items()
+        if key in result
+    ]
+    return markdown_table([*head, "untimed first step(s)"], rows)
+
+
 def training_benchmark_markdown(result: dict[str, Any]) -> str:
     """A Markdown section for docs/BENCHMARKS.md."""
     s = result["single_view"] if "single_view" in result else result["oc_sft"]
@@ -230,28 +284,9 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
         f"{'' if result['isolated'] else ' (in-process: indicative)'}. Eager is the step before "
         "issue 14; optimised compiles the decoder layers (LoRA included; `compile: auto`, opt-in).",
         "",
-        "| step | views | prompt tokens | time per step | tokens/s | peak step memory "
-        "| untimed first step(s) |",
-        "|---|---|---|---|---|---|---|",
+        *_step_table(result),
+        "",
     ]
-    names = {
-        "single_view": "single view, eager",
-        "oc_sft": "OC-SFT, eager",
-        "single_view_compiled": "single view, optimised",
-        "oc_sft_compiled": "OC-SFT, optimised",
-        "oc_sft_autocast": "OC-SFT, float32 weights + bfloat16 autocast, eager",
-        "oc_sft_study_allocator": "OC-SFT, eager, the study's allocator (32 MiB mmap threshold)",
-    }
-    for key, name in names.items():
-        if key not in result:
-            continue
-        part = result[key]
-        rows.append(
-            f"| {name} | {part['views']} | {part['prompt_tokens']:,} | "
-            f"{part['seconds_median']:.3f} s | {part['tokens_per_second']:.0f} "
-            f"| {part['peak_step_mb']:.0f} MB | {part.get('warmup_seconds', 0.0):.1f} s |"
-        )
-    rows.append("")
     for suffix, label in (("", "eager"), ("_compiled", "optimised")):
         if "time_ratio" + suffix not in result:
             continue

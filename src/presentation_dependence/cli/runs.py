@@ -223,8 +223,8 @@ def _log_variants(metrics: Mapping[str, Any], *, jaccard: bool) -> None:
 
 
 def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.robustness.recompute import folder_config
     from presentation_dependence.robustness.runner import PSIRunner
+    from presentation_dependence.runners.readback import folder_config
 
     if args.config is None and args.override:
         raise PresdepError(

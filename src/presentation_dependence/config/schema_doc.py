@@ -9,6 +9,7 @@ from typing import Any
 
 from presentation_dependence.config.experiment import ExperimentConfig
 from presentation_dependence.config.loader import env_prefix
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.rerankers import RERANKERS
 
 __all__ = [
@@ -36,14 +37,17 @@ def _default(f: dataclasses.Field[Any]) -> str:
 
 def _table(cls: type, skip: tuple[str, ...] = ()) -> str:
     hints = typing.get_type_hints(cls)
-    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    for f in dataclasses.fields(cls):
-        if f.name in skip:
-            continue
-        help_ = f.metadata.get("help", "").replace("|", "\\|")
-        type_ = _type_str(hints[f.name]).replace("|", "\\|")
-        rows.append(f"| `{f.name}` | `{type_}` | `{_default(f)}` | {help_} |")
-    return "\n".join(rows) + "\n"
+    rows = [
+        [
+            f"`{f.name}`",
+            f"`{_type_str(hints[f.name])}`",
+            f"`{_default(f)}`",
+            f.metadata.get("help", ""),
+        ]
+        for f in dataclasses.fields(cls)
+        if f.name not in skip
+    ]
+    return "\n".join(markdown_table(["key", "type", "default", "meaning"], rows)) + "\n"
 
 
 def _element(tp: Any) -> tuple[type | None, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import yaml
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_bytes
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.judge.config import config_from_raw
 from presentation_dependence.judge.loaders import load_response_set
 from presentation_dependence.judge.records import read_records
@@ -31,7 +32,7 @@ from presentation_dependence.judge.report import (
 from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
 from presentation_dependence.judge.study_plan import plan_markdown
 from presentation_dependence.report.markers import markers, splice_file
-from presentation_dependence.runners.run_folder import invocations
+from presentation_dependence.runners.readback import folder_config, read_provenance
 
 __all__ = [
     "MARK_END",
@@ -54,14 +55,21 @@ def _load(folder: Path, name: str) -> Any:
     return yaml.safe_load(text) if name.endswith(".yaml") else json.loads(text)
 
 
+def _judge_invocation(folder: Path) -> Mapping[str, Any]:
+    """The first invocation of ``folder`` that described the judge (a resumed run has several;
+    the first is when the measurement began)."""
+    prov = next((p for p in read_provenance(folder).invocations if "judge" in p), None)
+    if prov is None:
+        raise ConfigError(f"{folder}: no provenance.json invocation describes the judge")
+    return prov
+
+
 def measured_markdown(folder: Path) -> str:
     """The measured section: setup, commands, sweep, slots, rerun noise, paired tests."""
     summary = _load(folder, "summary.json")
     noise = _load(folder, "noise.json")
-    raw = _load(folder, "resolved_config.yaml")
-    # the first invocation that described the judge (a resumed run has several)
-    prov = next(p for p in invocations(_load(folder, "provenance.json")) if "judge" in p)
-    cfg = config_from_raw(raw, str(raw["id"]))
+    prov = _judge_invocation(folder)
+    cfg = folder_config(folder, config_from_raw)
     eligible = len(load_response_set(replace(cfg.data, max_items=None, require_one_correct=True)))
     judge = prov.get("judge", {})
     opts = judge.get("options", {})
@@ -125,14 +133,12 @@ def _examples(folder: Path, condition: str, count: int = 3, chars: int = 160) ->
     rows = []
     for rec in read_records(path)[:count]:
         text = " ".join(rec.judgement.split())[:chars].replace("|", "\\|")
-        rows.append(
-            f"| {rec.item_id} | {''.join(map(str, rec.placement))} | "
-            f"{'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rec.correct_slot]} | {rec.parse_status} | {text} |\n"
-        )
+        slot = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[rec.correct_slot]
+        rows.append([rec.item_id, "".join(map(str, rec.placement)), slot, rec.parse_status, text])
+    head = ["item", "placement", "correct slot", "parse", "judgement"]
     return (
         f"\nFirst {len(rows)} judgements of that run (whitespace collapsed, first {chars} "
-        "characters):\n\n| item | placement | correct slot | parse | judgement |\n|---|---|---|---|---|\n"
-        + "".join(rows)
+        "characters):\n\n" + "".join(f"{line}\n" for line in markdown_table(head, rows))
     )
 
 

@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from presentation_dependence.io.markdown import markdown_table
+
 __all__ = [
     "compare_markdown",
     "fmt",
@@ -52,9 +54,7 @@ def _ci(d: Mapping[str, Any], key: str = "mean") -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 def sweep_markdown(s: Mapping[str, Any]) -> str:

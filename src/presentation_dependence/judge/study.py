@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
 from presentation_dependence.judge.records import JudgeRecord, read_records
 from presentation_dependence.judge.report import (
     _ci,
@@ -51,7 +50,8 @@ from presentation_dependence.judge.scoring import compare_runs, wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.costs import phase_cost, units_by_processor
-from presentation_dependence.runners.run_folder import recorded_cpus
+from presentation_dependence.runners.readback import folder_config, recorded_cpus
+from presentation_dependence.runners.run_folder import RESOLVED_CONFIG
 
 __all__ = [
     "StudyRun",
@@ -71,7 +71,7 @@ class StudyRun:
     run_id: str
     folder: Path
     kind: str  # judge | rank | noise
-    config: dict[str, Any]
+    config: JudgeTaskConfig
     summary: dict[str, Any] = field(default_factory=dict)
     records: list[JudgeRecord] = field(default_factory=list)
     seconds: float | None = None
@@ -84,12 +84,12 @@ class StudyRun:
 
     @property
     def judge_class(self) -> str:
-        return str(self.config.get("judge", {}).get("judge_class", ""))
+        return self.config.judge.judge_class
 
     @property
     def set_name(self) -> str:
         """The response set (``data.dataset``): runs of one set are compared."""
-        return str(self.config.get("data", {}).get("dataset", self.run_id))
+        return self.config.data.dataset
 
 
 def _json(path: Path) -> Any:
@@ -98,11 +98,10 @@ def _json(path: Path) -> Any:
 
 def load_run(folder: Path) -> StudyRun | None:
     """The run in ``folder``, or None when it holds no finished run."""
-    cfg_path = folder / "resolved_config.yaml"
-    if not cfg_path.is_file():
+    if not (folder / RESOLVED_CONFIG).is_file():
         return None
-    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
-    run = StudyRun(str(cfg.get("id", folder.name)), folder, "judge", cfg)
+    cfg = folder_config(folder, config_from_raw)
+    run = StudyRun(cfg.id, folder, "judge", cfg)
     if (folder / "ranking_summary.json").is_file():
         run.kind, run.summary = "rank", _json(folder / "ranking_summary.json")
     elif (folder / "records.jsonl").is_file() and (folder / "summary.json").is_file():

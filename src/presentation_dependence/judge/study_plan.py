@@ -23,7 +23,6 @@ from pathlib import Path
 
 from presentation_dependence.judge.config import (
     JudgeTaskConfig,
-    config_from_raw,
     load_judge_config,
 )
 from presentation_dependence.judge.loaders import load_response_set
@@ -98,7 +97,7 @@ def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> lis
         if basis is not None and basis.cpu_seconds:
             per_call = basis.cpu_seconds / _run_calls(basis)
             if basis is not own:
-                base_cfg = config_from_raw(basis.config, basis.run_id)
+                base_cfg = basis.config
                 per_call *= row.chars / max(1.0, _chars(base_cfg, _items(base_cfg)))
             row.cpu_per_call, row.cpu_hours = per_call, per_call * calls / 3600
             row.basis = f"`{basis.run_id}`" + ("" if own else ", scaled by characters per call")
@@ -108,7 +107,7 @@ def plan_rows(config_paths: Sequence[Path], measured: Sequence[StudyRun]) -> lis
 
 def _run_kind(run: StudyRun) -> str:
     if run.kind == "rank":
-        return f"rank:{run.config.get('reranker', {}).get('reranker_class', '')}"
+        return f"rank:{run.config.reranker.reranker_class}"
     return run.judge_class
 
 

@@ -19,13 +19,18 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from presentation_dependence.metrics.ranking import _vector
-from presentation_dependence.seeding import named_rng  # re-exported: its historical home
+from presentation_dependence.seeding import (
+    Entropy,
+    named_rng,  # re-exported: its historical home
+    rng_from,
+)
 
 __all__ = [
     "bootstrap_ci",
     "mean_with_ci",
     "named_rng",
     "paired_bootstrap",
+    "paired_comparison",
     "paired_permutation_test",
     "stratified_bootstrap_ci",
     "stratified_paired_bootstrap",
@@ -211,6 +216,35 @@ def paired_permutation_test(
         **{_RNG_KW: rng},
     )
     return {"mean_diff": mean_diff, "p_value": float(res.pvalue)}
+
+
+def paired_comparison(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    stream: Sequence[Entropy],
+    n_resamples: int = 2000,
+    n_permutations: int = 9999,
+    confidence: float = 0.95,
+    tags: tuple[Sequence[Entropy], Sequence[Entropy]] = ((), (1,)),
+) -> dict[str, float]:
+    """a against b paired per query: :func:`paired_bootstrap` and :func:`paired_permutation_test`.
+
+    Returns ``{"mean_diff", "ci_low", "ci_high", "p_value", "permutation_p"}``: the mean of
+    ``a − b``, its percentile bootstrap CI and shift-method bootstrap p, and the two-sided
+    permutation p. ``stream`` is the one named random stream of this comparison (seed material,
+    e.g. ``(seed, "compare", measure)``); the bootstrap draws from ``rng_from(*stream, *tags[0])``
+    and the permutations from ``rng_from(*stream, *tags[1])``. ``tags`` defaults to ``()`` and
+    ``(1,)``; a caller whose committed figures were drawn under other tags (``"boot"``/``"perm"``)
+    passes them, so its numbers do not change.
+    """
+    boot = paired_bootstrap(
+        a, b, rng=rng_from(*stream, *tags[0]), n_resamples=n_resamples, confidence=confidence
+    )
+    perm = paired_permutation_test(
+        a, b, rng=rng_from(*stream, *tags[1]), n_resamples=n_permutations
+    )
+    return {**boot, "permutation_p": perm["p_value"]}
 
 
 # --- Stratified by collection ----------------------------------------------------------------

@@ -40,8 +40,7 @@ from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
     named_rng,
-    paired_bootstrap,
-    paired_permutation_test,
+    paired_comparison,
 )
 from presentation_dependence.qa.scoring import flip_directions
 from presentation_dependence.robustness.analysis import query_metrics
@@ -107,16 +106,17 @@ def _paired(
     a: Sequence[float], b: Sequence[float], rob: RobustnessConfig, seed: int, *names: str
 ) -> dict[str, float]:
     """Mean of a − b over questions, its bootstrap CI and p, and the permutation-test p."""
-    boot = paired_bootstrap(
+    boot = paired_comparison(
         a,
         b,
-        rng=named_rng(seed, *names, "bootstrap"),
+        stream=(seed, *names),
         n_resamples=rob.bootstrap_resamples,
         confidence=rob.confidence,
+        tags=(("bootstrap",), ("permutation",)),
     )
-    perm = paired_permutation_test(a, b, rng=named_rng(seed, *names, "permutation"))
     p_boot = boot.pop("p_value")
-    return {**boot, "p_bootstrap": p_boot, "p_permutation": perm["p_value"]}
+    p_perm = boot.pop("permutation_p")
+    return {**boot, "p_bootstrap": p_boot, "p_permutation": p_perm}
 
 
 def _cost(records: Sequence[Record], variant: str) -> dict[str, float]:

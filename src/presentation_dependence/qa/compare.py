@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
     named_rng,
-    paired_bootstrap,
-    paired_permutation_test,
+    paired_comparison,
 )
 
 __all__ = ["COMPARED", "compare_qa", "render_comparison"]
@@ -80,11 +80,15 @@ def compare_qa(
             ref = {k: np.array([per[labels[0]][q][k] for q in qids]) for k in keys}
             block["vs_reference"] = {}
             for k in keys:
-                boot = paired_bootstrap(
-                    col[k], ref[k], rng=named_rng(seed, lab, k, "boot"), n_resamples=n_resamples
+                boot = paired_comparison(
+                    col[k],
+                    ref[k],
+                    stream=(seed, lab, k),
+                    n_resamples=n_resamples,
+                    tags=(("boot",), ("perm",)),
                 )
-                perm = paired_permutation_test(col[k], ref[k], rng=named_rng(seed, lab, k, "perm"))
-                block["vs_reference"][k] = {**boot, "p_permutation": perm["p_value"]}
+                boot["p_permutation"] = boot.pop("permutation_p")
+                block["vs_reference"][k] = boot
         out["scorers"][lab] = block
     return out
 
@@ -99,25 +103,24 @@ def render_comparison(comparison: Mapping[str, Any], descriptions: Sequence[str]
         f"variant `{comparison['variant']}`; means over questions with 95% percentile-bootstrap "
         "intervals.",
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
     ]
+    rows = []
     for lab, block in comparison["scorers"].items():
         cells = [
             f"{block['summary'][k]['mean']:.3f} [{block['summary'][k]['ci_low']:.3f}, "
             f"{block['summary'][k]['ci_high']:.3f}]"
             for k in keys
         ]
-        lines.append(f"| {lab} | {block['num_presentations']} | " + " | ".join(cells) + " |")
+        rows.append([lab, block["num_presentations"], *cells])
     ref = comparison["reference"]
+    lines += markdown_table(head, rows)
     lines += [
         "",
         f"Paired by question, scorer − {ref} (mean difference [95% paired-bootstrap CI], "
         "permutation p):",
         "",
-        "| scorer | " + " | ".join(names[k] for k in keys) + " |",
-        "|" + "---|" * (len(keys) + 1),
     ]
+    rows = []
     for lab, block in comparison["scorers"].items():
         if lab == ref:
             continue
@@ -126,7 +129,8 @@ def render_comparison(comparison: Mapping[str, Any], descriptions: Sequence[str]
             f"p = {d['p_permutation']:.2g}"
             for d in (block["vs_reference"][k] for k in keys)
         ]
-        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+        rows.append([lab, *cells])
+    lines += markdown_table(["scorer", *(names[k] for k in keys)], rows)
     if descriptions:
         lines += ["", *descriptions]
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.presentations import NULL
 from presentation_dependence.report.markers import markers
 from presentation_dependence.report.markers import splice as _splice
@@ -64,12 +65,12 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
         f"Given (first-stage) order: QA nDCG@{k} {_ci(metrics['given_order']['ndcg'])}, "
         f"gold recall of the retained paragraphs {_ci(metrics['given_order']['gold_recall'])}.",
         "",
-        "| metric | " + " | ".join(head) + " |",
-        "|---|" + "---|" * len(variants),
     ]
-    for key, label in _ROWS:
-        cells = [_ci(metrics["variants"][v]["summary"].get(key)) for v in variants]
-        out.append(f"| {label.format(k=k)} | " + " | ".join(cells) + " |")
+    rows = [
+        [label.format(k=k), *(_ci(metrics["variants"][v]["summary"].get(key)) for v in variants)]
+        for key, label in _ROWS
+    ]
+    out += markdown_table(["metric", *head], rows)
     out += [
         "",
         "| reader input | EM | F1 | ΔEM vs control | ΔF1 vs control |",
@@ -89,7 +90,7 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
             f"| retained, {v} (mean over presentations) | {_ci(s['em'])} | {_ci(s['f1'])} | "
             f"{_diff(block['vs_control']['em'])} | {_diff(block['vs_control']['f1'])} |"
         )
-    out += ["", "| flips (counts) | " + " | ".join(head) + " |", "|---|" + "---|" * len(variants)]
+    rows = []
     for key, label in (
         ("presentations", "presentations read"),
         ("right_to_wrong", "right→wrong presentations"),
@@ -98,8 +99,8 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
         ("questions_any_right_to_wrong", "questions with a right→wrong flip"),
         ("questions_any_wrong_to_right", "questions with a wrong→right flip"),
     ):
-        cells = [str(metrics["variants"][v]["flip_counts"][key]) for v in variants]
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
+        rows.append([label, *(metrics["variants"][v]["flip_counts"][key] for v in variants)])
+    out += ["", *markdown_table(["flips (counts)", *head], rows)]
     cost = metrics.get("cost", {})
     if cost:
         parts = [

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import yaml
 
+from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_bytes, atomic_write_text
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.decisions import retained_set
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.report import figures
 from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, block_paradigm
 from presentation_dependence.robustness.store import NULL
-from presentation_dependence.runners.run_folder import PROVENANCE, invocations
-from presentation_dependence.seeding import rng_from
+from presentation_dependence.runners.readback import folder_config, read_provenance
 
 __all__ = ["load_psi_run", "run_labels", "slot_axis_label", "slot_series", "write_report"]
 
@@ -31,7 +31,7 @@ def load_psi_run(run_dir: Path, label: str | None = None) -> dict[str, Any]:
     metrics_path = run_dir / "psi" / "psi_metrics.json"
     if not metrics_path.exists():
         raise PresdepError(f"{metrics_path} missing: run 'presdep psi CONFIG --run-dir {run_dir}'")
-    cfg = yaml.safe_load((run_dir / "resolved_config.yaml").read_text(encoding="utf-8"))
+    cfg = folder_config(run_dir)
     with np.load(run_dir / "psi" / "grade_distributions.npz", allow_pickle=False) as z:
         cols = {k: z[k] for k in z.files}
     return {
@@ -40,7 +40,7 @@ def load_psi_run(run_dir: Path, label: str | None = None) -> dict[str, Any]:
         "metrics": json.loads(metrics_path.read_text("utf-8")),
         "cols": cols,
         "label": label or run_dir.name,
-        "system": _system(cfg),
+        "system": _system(cfg.id, cfg.reranker.to_plain()),
         "grades": _scores_are_grades(run_dir, cfg),
     }
 
@@ -82,28 +82,25 @@ def _short_name(parts: tuple[str, ...], others: Sequence[tuple[str, ...]]) -> st
     return parts[-1]
 
 
-def _scores_are_grades(run_dir: Path, cfg: dict[str, Any]) -> bool:
+def _scores_are_grades(run_dir: Path, cfg: ExperimentConfig) -> bool:
     """Whether the folder's scores are expected grades: its own reranker's scores (not another
     system's runs, ``presdep psi-runs``) and that reranker reads grades (GRADE_SCALE_PARADIGMS)."""
-    provenance = run_dir / PROVENANCE
-    if provenance.is_file():
-        records = invocations(json.loads(provenance.read_text(encoding="utf-8")))
-        if any(r.get("phase") == "psi-runs" for r in records):
-            return False
-    return block_paradigm(cfg.get("reranker")) in GRADE_SCALE_PARADIGMS
+    if read_provenance(run_dir).phase("psi-runs"):
+        return False
+    return block_paradigm(cfg.reranker.to_plain()) in GRADE_SCALE_PARADIGMS
 
 
-def _system(cfg: dict[str, Any]) -> str:
-    """The config id, plus the adapter's folder for a trained student (same config, new adapter)."""
-    block = cfg.get("reranker") or {}
+def _system(config_id: str, block: dict[str, Any]) -> str:
+    """The config id, plus the adapter's folder for a trained student (same config, new adapter);
+    ``block`` is the config's reranker block, plain."""
     if block.get("adapter"):
-        return f"{cfg['id']}+{block['adapter']}"
+        return f"{config_id}+{block['adapter']}"
     adapter = block.get("adapter_path")
     if not adapter:
-        return str(cfg["id"])
+        return config_id
     parts = Path(adapter).parts
     name = parts[-2] if len(parts) > 1 and parts[-1] == "adapter" else parts[-1]
-    return f"{cfg['id']}+{name}"
+    return f"{config_id}+{name}"
 
 
 def _fmt(s: dict[str, float], digits: int = 3) -> str:
@@ -126,37 +123,33 @@ def _table(runs: Sequence[dict[str, Any]]) -> list[str]:
         "Zeng PSI (slot buckets)",
         "passes/query",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for r in runs:
         m = r["metrics"]
         given = _fmt(m["given_order"]["ndcg"])
         for var, block in m["variants"].items():
             s = block["summary"]
             cost = m.get("cost", {}).get(var, {}).get("forward_passes_per_query")
-            lines.append(
-                "| "
-                + " | ".join(
-                    [
-                        f"`{r['label']}`",
-                        var + (" (null)" if var == NULL else ""),
-                        str(block["num_presentations"]),
-                        _fmt(s["tau_psi"]),
-                        _fmt(s["mean_tau"]),
-                        given,
-                        _fmt(s["ndcg_mean"]),
-                        _fmt(s["delta_ndcg"]),
-                        _fmt(s["jaccard_topk"]) if "jaccard_topk" in s else "—",
-                        _fmt(s["changed_topk"], 2) if "changed_topk" in s else "—",
-                        f"{s['score_var']['mean']:.4f}",
-                        "—"
-                        if block.get("zeng_psi_corpus") is None
-                        else f"{block['zeng_psi_corpus']:.3f}",
-                        "—" if cost is None else f"{cost:.0f}",
-                    ]
-                )
-                + " |"
+            rows.append(
+                [
+                    f"`{r['label']}`",
+                    var + (" (null)" if var == NULL else ""),
+                    str(block["num_presentations"]),
+                    _fmt(s["tau_psi"]),
+                    _fmt(s["mean_tau"]),
+                    given,
+                    _fmt(s["ndcg_mean"]),
+                    _fmt(s["delta_ndcg"]),
+                    _fmt(s["jaccard_topk"]) if "jaccard_topk" in s else "—",
+                    _fmt(s["changed_topk"], 2) if "changed_topk" in s else "—",
+                    f"{s['score_var']['mean']:.4f}",
+                    "—"
+                    if block.get("zeng_psi_corpus") is None
+                    else f"{block['zeng_psi_corpus']:.3f}",
+                    "—" if cost is None else f"{cost:.0f}",
+                ]
             )
-    return lines
+    return markdown_table(head, rows)
 
 
 def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
@@ -168,9 +161,8 @@ def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
         f"Paired over queries against `{base['label']}` (seeded paired bootstrap, 95% CI, and "
         "a paired permutation test):",
         "",
-        "| run | variant | metric | mean difference [CI] | bootstrap p | permutation p |",
-        "|---|---|---|---|---|---|",
     ]
+    rows = []
     for r in runs[1:]:
         for var in r["metrics"]["variants"]:
             if var == NULL or var not in base["metrics"]["variants"]:
@@ -182,20 +174,18 @@ def _paired(runs: Sequence[dict[str, Any]], seed: int) -> list[str]:
                 a = np.array([pb[q][metric] for q in qids])
                 b = np.array([pa[q][metric] for q in qids])
                 key = f"{r['label']}/{var}/{metric}"
-                boot = paired_bootstrap(a, b, rng=rng_from(seed, key))
-                perm = paired_permutation_test(a, b, rng=rng_from(seed, key, 1))
-                lines.append(
-                    f"| `{r['label']}` | {var} | {metric} | {boot['mean_diff']:+.3f} "
-                    f"[{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}] | {boot['p_value']:.3g} "
-                    f"| {perm['p_value']:.3g} |"
-                )
-    return lines
+                boot = paired_comparison(a, b, stream=(seed, key))
+                diff = f"{boot['mean_diff']:+.3f} [{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}]"
+                p_boot, p_perm = f"{boot['p_value']:.3g}", f"{boot['permutation_p']:.3g}"
+                rows.append([f"`{r['label']}`", var, metric, diff, p_boot, p_perm])
+    head = ["run", "variant", "metric", "mean difference [CI]", "bootstrap p", "permutation p"]
+    return lines + markdown_table(head, rows)
 
 
 def _chips(run: dict[str, Any]) -> bytes | None:
     cols, m = run["cols"], run["metrics"]
     perts = [v for v in m["variants"] if v != NULL]
-    top_k = run["config"]["robustness"].get("retain_top_k") or 10
+    top_k = run["config"].robustness.retain_top_k or 10
     if not perts:
         return None
     var = perts[0]

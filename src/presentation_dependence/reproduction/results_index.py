@@ -21,6 +21,7 @@ from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.firststage.meta import META_FILE, read_dataset_meta
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import utc_now
+from presentation_dependence.runners.readback import folder_config, read_provenance
 from presentation_dependence.runners.run_folder import (
     METRICS,
     PROVENANCE,
@@ -134,12 +135,10 @@ def record_result(
         raise PresdepError(
             f"{folder} is not an evaluated run folder: no {', '.join(missing)}{hint}"
         )
-    cfg = yaml.safe_load((folder / RESOLVED_CONFIG).read_text(encoding="utf-8"))
+    cfg = folder_config(folder).to_plain()
     metrics = json.loads((folder / METRICS).read_text(encoding="utf-8"))
-    prov = json.loads((folder / PROVENANCE).read_text(encoding="utf-8"))
-    runs = [i for i in prov.get("invocations", []) if i.get("phase") == "run"]
-    first = runs[0] if runs else (prov.get("invocations") or [{}])[0]
-    git = first.get("git") or {}
+    inv = read_provenance(folder).run_invocation()
+    git = inv.get("git") or {}
     data = dict(cfg.get("data") or {})
     entry: dict[str, Any] = {
         "config_id": cfg["id"],
@@ -147,11 +146,11 @@ def record_result(
         "recorded_utc": utc_now(),
         "commit": git.get("commit"),
         "dirty": git.get("dirty"),
-        "seeds": first.get("seeds") or {"seed": cfg.get("seed")},
+        "seeds": inv.get("seeds") or {"seed": cfg.get("seed")},
         "description": cfg.get("description", ""),
         "reranker": {
             k: v
-            for k, v in (first.get("reranker") or cfg.get("reranker") or {}).items()
+            for k, v in (inv.get("reranker") or cfg.get("reranker") or {}).items()
             if k in _RERANKER_KEYS
         },
         "data": {k: data.get(k) for k in _DATA_KEYS},

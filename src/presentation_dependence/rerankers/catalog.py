@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.rerankers.base import RERANKERS, Paradigm
 
 __all__ = ["KNOWN", "models_markdown", "order_free_by_construction"]
@@ -57,9 +58,8 @@ def models_markdown() -> str:
         "depend on the order or the identity of the other candidates (pointwise and identity "
         "scorers). PineReranker ignores the input order but is *not* order-free: it is a "
         "negative control. Options: [config schema](../configs/experiments/_schema.md).\n",
-        "| Reranker | Paradigm | Backend | Needs installed | Order-free by construction |",
-        "|---|---|---|---|---|",
     ]
+    table = []
     for name in RERANKERS.names():
         cls = RERANKERS.get(name)
         if not cls.__module__.startswith("presentation_dependence."):
@@ -69,8 +69,9 @@ def models_markdown() -> str:
             (str(getattr(cls, "backend", "see its docstring")), str(getattr(cls, "requires", "?"))),
         )
         free = "yes" if order_free_by_construction(name) else "no"
-        rows.append(f"| `{name}` | {cls.paradigm.value} | {backend} | {needs} | {free} |")
-    return "\n".join(rows) + "\n"
+        table.append([f"`{name}`", cls.paradigm.value, backend, needs, free])
+    head = ["Reranker", "Paradigm", "Backend", "Needs installed", "Order-free by construction"]
+    return "\n".join([*rows, *markdown_table(head, table)]) + "\n"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,16 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from presentation_dependence.config import ExperimentConfig
-from presentation_dependence.config.experiment import config_from_raw
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.robustness.runner import COLUMNAR, PSI_DIR, PSIRunner
 from presentation_dependence.runners.evaluation import EvalManager
-from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.runners.readback import folder_config
 
-__all__ = ["EVIDENCE", "Recomputed", "folder_config", "missing_evidence", "recompute_run"]
+__all__ = ["EVIDENCE", "Recomputed", "missing_evidence", "recompute_run"]
 
 # What a recompute reads, relative to the run folder.
 EVIDENCE = ("resolved_config.yaml", "run.trec", "qrels.txt", f"{PSI_DIR}/{COLUMNAR}")
@@ -39,15 +35,6 @@ class Recomputed:
     folder: Path
     metrics: Mapping[str, Any]
     psi_metrics: Mapping[str, Any]
-
-
-def folder_config(run_dir: str | Path) -> ExperimentConfig:
-    """The experiment config a run folder was made with (its ``resolved_config.yaml``)."""
-    folder = RunFolder(run_dir)
-    raw = yaml.safe_load(folder.load_config_yaml()) or {}
-    if not isinstance(raw, Mapping):
-        raise PresdepError(f"{folder.resolved_config}: not a YAML mapping")
-    return config_from_raw(raw, str(raw.get("id") or folder.path.name))
 
 
 def missing_evidence(run_dir: str | Path) -> list[str]:

@@ -2,14 +2,12 @@
 
 Per measure, over the queries that both runs have and the qrels judge (the pairs; a query of
 one run only is listed, never scored 0): the means of A and B, the mean per-query difference
-B − A with its seeded paired bootstrap 95% interval and p-value
-(:func:`~presentation_dependence.metrics.stats.paired_bootstrap`), the two-sided paired
-permutation test's p-value (:func:`~presentation_dependence.metrics.stats.paired_permutation_test`),
+B − A with its seeded paired bootstrap 95% interval and p-value and the two-sided paired
+permutation test's p-value (:func:`~presentation_dependence.metrics.stats.paired_comparison`),
 and how many queries B improves and worsens (``pt.Experiment``'s ``+`` and ``−``). Per-query
 values are those of ``presdep eval`` (:func:`~presentation_dependence.metrics.measures.evaluate_measures`:
-ir_measures names, trec_eval's definitions). Each measure draws from its own random streams,
-``rng_from(seed, "compare", measure)`` and ``rng_from(seed, "compare", measure, 1)``, so adding
-a measure never changes another's figures.
+ir_measures names, trec_eval's definitions). Each measure draws from its own random stream,
+``(seed, "compare", measure)``, so adding a measure never changes another's figures.
 """
 
 from __future__ import annotations
@@ -24,11 +22,11 @@ import numpy as np
 
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.io.trec import read_qrels, read_run
 from presentation_dependence.metrics.measures import evaluate_measures
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.records import Qrels, Run
-from presentation_dependence.seeding import rng_from
 
 __all__ = ["compare_files", "compare_runs", "format_comparison"]
 
@@ -40,11 +38,12 @@ PERMUTATIONS = 9999
 
 def _test(a: np.ndarray, b: np.ndarray, name: str, seed: int) -> dict[str, Any]:
     """One measure's figures: means, B − A with its CI and the two p-values, B's wins/losses."""
-    boot = paired_bootstrap(
-        b, a, rng=rng_from(seed, "compare", name), n_resamples=BOOTSTRAP_RESAMPLES
-    )
-    perm = paired_permutation_test(
-        b, a, rng=rng_from(seed, "compare", name, 1), n_resamples=PERMUTATIONS
+    boot = paired_comparison(
+        b,
+        a,
+        stream=(seed, "compare", name),
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        n_permutations=PERMUTATIONS,
     )
     return {
         "mean_a": float(a.mean()),
@@ -53,7 +52,7 @@ def _test(a: np.ndarray, b: np.ndarray, name: str, seed: int) -> dict[str, Any]:
         "ci_low": boot["ci_low"],
         "ci_high": boot["ci_high"],
         "bootstrap_p": boot["p_value"],
-        "permutation_p": perm["p_value"],
+        "permutation_p": boot["permutation_p"],
         "b_better": int(np.count_nonzero(b > a)),
         "b_worse": int(np.count_nonzero(b < a)),
     }
@@ -139,13 +138,19 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         f"of B − A and its p, the permutation test's p ({result['permutations']} sign "
         "patterns at most); B > A and B < A count queries.",
         "",
-        "| measure | A | B | B − A [95% CI] | bootstrap p | permutation p | B > A | B < A |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for name, t in result["comparison"].items():
-        lines.append(
-            f"| {name} | {t['mean_a']:.4f} | {t['mean_b']:.4f} | {t['mean_diff']:+.4f} "
-            f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}] | {_p(t['bootstrap_p'])} "
-            f"| {_p(t['permutation_p'])} | {t['b_better']} | {t['b_worse']} |"
-        )
-    return "\n".join(lines) + "\n"
+    head = ["measure", "A", "B", "B − A [95% CI]", "bootstrap p", "permutation p", "B > A", "B < A"]
+    rows = [
+        [
+            name,
+            f"{t['mean_a']:.4f}",
+            f"{t['mean_b']:.4f}",
+            f"{t['mean_diff']:+.4f} [{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]",
+            _p(t["bootstrap_p"]),
+            _p(t["permutation_p"]),
+            t["b_better"],
+            t["b_worse"],
+        ]
+        for name, t in result["comparison"].items()
+    ]
+    return "\n".join([*lines, *markdown_table(head, rows)]) + "\n"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.provenance import cpu_info, cpu_label
-from presentation_dependence.runners.run_folder import PROVENANCE, invocations
+from presentation_dependence.runners.readback import read_provenance
 
 __all__ = ["UNIT_COSTS", "PhaseCost", "UnitClock", "phase_cost", "record_unit_cost"]
 __all__ += ["unit_processors", "units_by_processor"]
@@ -117,13 +117,11 @@ def unit_processors(folder: str | Path, phase: str) -> dict[str, str]:
     last ``provenance.json`` invocation of ``phase`` that began before the unit ended (one
     machine at a time per folder: the sessions that resumed it ran one after another); a unit
     no invocation precedes is ``not recorded``."""
-    starts = []
-    p = Path(folder) / PROVENANCE
-    if p.is_file():
-        for inv in invocations(json.loads(p.read_text(encoding="utf-8"))):
-            if inv.get("phase", phase) == phase and "time_utc" in inv:
-                starts.append((str(inv["time_utc"]), cpu_label(inv.get("cpu"))))
-    starts.sort()
+    starts = sorted(
+        (str(inv["time_utc"]), cpu_label(inv.get("cpu")))
+        for inv in read_provenance(folder).invocations
+        if inv.get("phase", phase) == phase and "time_utc" in inv
+    )
     out: dict[str, str] = {}
     for unit, d in _last_records(folder, phase)[0].items():
         label = d.get("cpu")

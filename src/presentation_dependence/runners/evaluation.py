@@ -12,14 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from presentation_dependence.config import EvalConfig
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.trec import read_qrels, read_run
 from presentation_dependence.metrics.measures import evaluate_run
 from presentation_dependence.provenance import collect_provenance
+from presentation_dependence.runners.readback import folder_config
 from presentation_dependence.runners.run_folder import METRICS, RunFolder
 
 __all__ = ["EvalManager", "evaluate_files", "evaluate_run", "format_trec_eval"]
@@ -42,8 +40,7 @@ class EvalManager:
         self.argv = argv
 
     def eval_config(self) -> EvalConfig:
-        raw = yaml.safe_load(self.folder.load_config_yaml()) or {}
-        return build_dataclass(EvalConfig, raw.get("eval", {}) or {}, "eval")
+        return folder_config(self.folder.path).eval
 
     def evaluate(self) -> dict[str, Any]:
         """:meth:`compute`, written to ``metrics.json`` and recorded in the provenance."""

@@ -37,7 +37,6 @@ from presentation_dependence.errors import ConfigError, PresdepError
 from presentation_dependence.fields import to_plain
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.lock import file_lock
-from presentation_dependence.provenance import cpu_label
 from presentation_dependence.secrets import RedactingFormatter, redact, refuse_secret
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "RunFolder",
     "default_run_dir",
     "invocations",
-    "recorded_cpus",
     "safe_file_stem",
 ]
 
@@ -137,19 +135,6 @@ def invocations(provenance: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The invocation records of a loaded ``provenance.json``: ``{"invocations": [...]}``, or the
     one flat record of a judge folder written before judge folders were run folders."""
     return list(provenance["invocations"]) if "invocations" in provenance else [dict(provenance)]
-
-
-def recorded_cpus(folder: str | Path) -> list[str]:
-    """The processors a run folder's commands ran on, as ``provenance.json`` recorded them
-    (``model [flags]``, in first-seen order; ``not recorded`` for a command from before the
-    processor was recorded): bfloat16 scores depend on the kernels the CPU selects."""
-    path = Path(folder) / PROVENANCE
-    if not path.is_file():
-        return []
-    seen: dict[str, None] = {}
-    for inv in invocations(json.loads(path.read_text(encoding="utf-8"))):
-        seen.setdefault(cpu_label(inv.get("cpu")), None)
-    return list(seen)
 
 
 # Files derived from the config and data alone (rewritten when a folder without results takes a

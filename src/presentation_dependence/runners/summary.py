@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from presentation_dependence.errors import PresdepError
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.records import RankResult
-from presentation_dependence.runners.run_folder import METRICS, PROVENANCE, RunFolder
+from presentation_dependence.runners.readback import folder_config, read_provenance
+from presentation_dependence.runners.run_folder import METRICS, RunFolder
 
 __all__ = ["run_summary", "summary_markdown"]
 
@@ -23,12 +23,10 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
         raise PresdepError(
             f"{folder.path} has no {METRICS}: run 'presdep eval --run-dir {folder.path}'"
         )
-    cfg = yaml.safe_load(folder.load_config_yaml())
+    cfg = folder_config(folder.path)
     metrics = json.loads(folder.metrics_file.read_text(encoding="utf-8"))
-    prov = json.loads((folder.path / PROVENANCE).read_text(encoding="utf-8"))
-    runs = [i for i in prov["invocations"] if i.get("phase") == "run" and i.get("reranker")]
-    rer = runs[0]["reranker"] if runs else {}
-    commit = (runs[0].get("git") or {}).get("commit") if runs else None
+    prov = read_provenance(folder.path)
+    rer = prov.run_invocation().get("reranker") or {}
     costs = [
         RankResult.from_dict(json.loads(p.read_text(encoding="utf-8"))).cost
         for p in sorted(folder.per_query_dir.glob("*.json"))
@@ -36,18 +34,18 @@ def run_summary(run_dir: str | Path) -> dict[str, Any]:
     passes = sum(c.forward_passes for c in costs if c is not None)
     tokens = sum(c.prompt_tokens for c in costs if c is not None)
     return {
-        "id": cfg["id"],
-        "description": cfg.get("description", ""),
-        "reranker_class": cfg["reranker"]["reranker_class"],
+        "id": cfg.id,
+        "description": cfg.description,
+        "reranker_class": cfg.reranker.reranker_class,
         "model": rer.get("model_name", "—"),
         "revision": rer.get("revision", "—"),
         "dtype": rer.get("dtype", "—"),
-        "top_k": cfg["data"]["top_k"],
+        "top_k": cfg.data.top_k,
         "num_queries": metrics["num_queries"],
         "mean": metrics["mean"],
         "forward_passes": passes,
         "prompt_tokens": tokens,
-        "commit": commit,
+        "commit": prov.commit,
         "run_dir": str(folder.path),
     }
 
@@ -69,7 +67,7 @@ def summary_markdown(run_dirs: Sequence[str | Path]) -> str:
         "forward passes",
         "prompt tokens",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table = []
     for r in rows:
         model = r["model"] if r["model"] == "—" else f"`{r['model']}` ({r['revision']})"
         cells = [
@@ -82,5 +80,5 @@ def summary_markdown(run_dirs: Sequence[str | Path]) -> str:
         ]
         cells += [f"{r['mean'][m]:.4f}" if m in r["mean"] else "—" for m in measures]
         cells += [str(r["forward_passes"]), str(r["prompt_tokens"])]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        table.append(cells)
+    return "\n".join(markdown_table(head, table)) + "\n"

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.training.collections_figures import (
     AVERAGE,
     DEFAULT_PAIRS,
@@ -70,12 +71,12 @@ def metric_tables(c: Collections, cells: Cells) -> list[str]:
     for metric, label in TABLE_METRICS:
         if not any(k[0] == metric for k in cells):
             continue
-        lines += [f"**{_label(c, metric, label)}**", "", "| scorer | " + " | ".join(head) + " |"]
-        lines.append("|---|" + "---|" * len(head))
-        for scorer in c.scorers:
-            row = [_fmt(cells.get((metric, scorer, col))) for col in (*c.names, AVERAGE)]
-            lines.append(f"| {scorer} | " + " | ".join(row) + " |")
-        lines.append("")
+        rows = [
+            [scorer, *(_fmt(cells.get((metric, scorer, col))) for col in (*c.names, AVERAGE))]
+            for scorer in c.scorers
+        ]
+        lines += [f"**{_label(c, metric, label)}**", ""]
+        lines += [*markdown_table(["scorer", *head], rows), ""]
     return lines
 
 
@@ -95,16 +96,21 @@ def tests_table(c: Collections, tests: Sequence[PairedTest]) -> list[str]:
         "paired permutation test; pooled: the mean of the collections' mean differences, "
         "bootstrap stratified by collection and sign flips within each collection):",
         "",
-        "| a − b | scope | metric | queries | mean difference [95% CI] | bootstrap p "
-        "| permutation p |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for t in tests:
-        lines.append(
-            f"| {t.a} − {t.b} | {_scope(c, t)} | {t.metric} | {t.queries} | {_diff(t)} | "
-            f"{t.p_value:.3g} | {t.permutation_p:.3g} |"
-        )
-    return lines
+    head = ["a − b", "scope", "metric", "queries", "mean difference [95% CI]", "bootstrap p"]
+    rows = [
+        [
+            f"{t.a} − {t.b}",
+            _scope(c, t),
+            t.metric,
+            t.queries,
+            _diff(t),
+            f"{t.p_value:.3g}",
+            f"{t.permutation_p:.3g}",
+        ]
+        for t in tests
+    ]
+    return lines + markdown_table([*head, "permutation p"], rows)
 
 
 @dataclass(frozen=True)
@@ -211,11 +217,7 @@ def verdict_lines(
 def cost_lines(c: Collections) -> list[str]:
     """PSI CPU seconds per collection and summed (unit_costs.jsonl; — where a collection's
     were not all recorded), prompt tokens per shuffled presentation (mean over collections)."""
-    lines = [
-        "| scorer | PSI CPU s, all collections | PSI CPU s by collection | prompt tokens per "
-        "shuffled presentation (mean over collections) |",
-        "|---|---|---|---|",
-    ]
+    table = []
     for scorer in c.scorers:
         rows = {coll: c.row(coll, scorer) for coll in c.names}
         ran = {coll: r for coll, r in rows.items() if r is not None}
@@ -229,8 +231,11 @@ def cost_lines(c: Collections) -> list[str]:
         tok = "—" if not known else f"{sum(known) / len(known):.0f}"
         if known and len(known) < len(rows):
             tok += f" ({len(known)} of {len(rows)} collections)"
-        lines.append(f"| {scorer} | {total} | {by} | {tok} |")
-    return lines
+        table.append([scorer, total, by, tok])
+    head = ["scorer", "PSI CPU s, all collections", "PSI CPU s by collection"]
+    return markdown_table(
+        [*head, "prompt tokens per shuffled presentation (mean over collections)"], table
+    )
 
 
 def collections_table(

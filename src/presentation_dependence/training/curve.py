@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.stats import paired_bootstrap
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.rerankers.grade import clear_model_cache
@@ -149,18 +150,22 @@ def learning_curve_points(
 
 def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:
     """The learning curves as one table: a row per (student, checkpoint)."""
+    head = ["student", "step", "held-out queries", "nDCG@10 (given order)"]
+    head += ["nDCG@10 over shuffles", "τ-PSI", "score variance across presentations"]
     rows = [
-        "| student | step | held-out queries | nDCG@10 (given order) | nDCG@10 over shuffles "
-        "| τ-PSI | score variance across presentations |",
-        "|---|---|---|---|---|---|---|",
+        [
+            name,
+            p["step"],
+            p["num_queries"],
+            f"{p['ndcg_given']:.3f}",
+            f"{p['ndcg_mean']:.3f}",
+            f"{p['tau_psi']:.3f}",
+            f"{p['score_var']:.4f}",
+        ]
+        for name, points in series.items()
+        for p in points
     ]
-    for name, points in series.items():
-        for p in points:
-            rows.append(
-                f"| {name} | {p['step']} | {p['num_queries']} | {p['ndcg_given']:.3f} "
-                f"| {p['ndcg_mean']:.3f} | {p['tau_psi']:.3f} | {p['score_var']:.4f} |"
-            )
-    return "\n".join(rows) + "\n"
+    return "\n".join(markdown_table(head, rows)) + "\n"
 
 
 def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, seed: int = 0) -> str:
@@ -171,13 +176,7 @@ def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, see
     if reference not in series:
         raise ValueError(f"--paired-against {reference!r}: not one of {', '.join(series)}")
     ref = series[reference][-1]
-    rows = [
-        f"Paired over the held-out queries against `{reference}` at its last step (difference = "
-        "student − reference; seeded paired bootstrap, 95% CI):",
-        "",
-        "| student | step | queries | ΔnDCG@10 over shuffles [95% CI] | Δτ-PSI [95% CI] |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     for name, points in series.items():
         last = points[-1]
         if name == reference:
@@ -191,5 +190,12 @@ def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, see
             b = [ref["per_query"][q][metric] for q in keys]
             r = paired_bootstrap(a, b, rng=rng_from(seed, name, metric))
             cells.append(f"{r['mean_diff']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
-        rows.append(f"| {name} | {last['step']} | {len(keys)} | {cells[0]} | {cells[1]} |")
-    return "\n".join(rows) + "\n"
+        rows.append([name, last["step"], len(keys), *cells])
+    head = ["student", "step", "queries", "ΔnDCG@10 over shuffles [95% CI]", "Δτ-PSI [95% CI]"]
+    lines = [
+        f"Paired over the held-out queries against `{reference}` at its last step (difference = "
+        "student − reference; seeded paired bootstrap, 95% CI):",
+        "",
+        *markdown_table(head, rows),
+    ]
+    return "\n".join(lines) + "\n"

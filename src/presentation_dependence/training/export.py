@@ -38,7 +38,7 @@ from presentation_dependence.provenance import cpu_label
 from presentation_dependence.readout.adapter import ADAPTER_CONFIG, ADAPTER_FILES, adapter_sha256
 from presentation_dependence.readout.students import MANIFEST, ShippedStudent, read_manifest
 from presentation_dependence.rerankers import build_reranker
-from presentation_dependence.runners.run_folder import invocations
+from presentation_dependence.runners.readback import read_provenance
 from presentation_dependence.training.card import render_card
 from presentation_dependence.training.config import TrainingConfig, read_folder_config
 from presentation_dependence.training.pool import POOL_LICENCES
@@ -135,10 +135,7 @@ def choose_dtype(
 
 def training_record(cfg: TrainingConfig, run_dir: Path) -> dict[str, Any]:
     """How the student was trained, from its config and its last training provenance."""
-    prov_path = run_dir / "provenance.json"
-    records = [
-        r for r in invocations(json.loads(prov_path.read_text())) if r.get("phase") == "train"
-    ]
+    records = read_provenance(run_dir).phase("train")
     if not records or not (run_dir / "adapter").is_dir():
         raise PresdepError(f"{run_dir} holds no finished student (adapter/ and a training record)")
     rec = records[-1]

@@ -37,6 +37,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.fixture import read_fixture
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.rerankers.grade import GradeRerankerOptions
@@ -290,12 +291,9 @@ def verdict(first: dict[str, Any], last: dict[str, Any], const: float) -> str:
 
 def ladder_table(results: list[dict[str, Any]]) -> str:
     """Markdown: one row per probe, its settings and the first and last measurements."""
-    head = (
-        "| probe | labels | views | layout | fit | adapter | lr | steps | train MSE | "
-        "train nDCG@10 | held-out MSE | held-out nDCG@10 | held-out spread | s/step | "
-        "constant's train MSE | verdict |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-    )
+    head = ["probe", "labels", "views", "layout", "fit", "adapter", "lr", "steps", "train MSE"]
+    head += ["train nDCG@10", "held-out MSE", "held-out nDCG@10", "held-out spread", "s/step"]
+    head += ["constant's train MSE", "verdict"]
     rows = []
     for r in results:
         c = r["config"]
@@ -318,10 +316,24 @@ def ladder_table(results: list[dict[str, Any]]) -> str:
             return "–" if a is None or b is None else f"{a:.3f} → {b:.3f}"
 
         rows.append(
-            f"| {c['name']} | {c['labels']} | {c['views']} | {layout} | {c['fit']} | {adapter} | "
-            f"{c['learning_rate']:g} | {last_step} | {pair('train', 'mse')} | "
-            f"{pair('train', 'ndcg10')} | {pair('heldout', 'mse')} | {pair('heldout', 'ndcg10')} | "
-            f"{pair('heldout', 'spread')} | {per_step:.1f} | {const:.3f} | "
-            f"{verdict(first, last, const)} |"
+            [
+                c["name"],
+                c["labels"],
+                c["views"],
+                layout,
+                c["fit"],
+                adapter,
+                f"{c['learning_rate']:g}",
+                last_step,
+                pair("train", "mse"),
+                pair("train", "ndcg10"),
+                pair("heldout", "mse"),
+                pair("heldout", "ndcg10"),
+                pair("heldout", "spread"),
+                f"{per_step:.1f}",
+                f"{const:.3f}",
+                verdict(first, last, const),
+            ]
         )
-    return head + "\n".join(rows) + "\n"
+    # no probe: the rule, then an empty line (as before the table had a renderer)
+    return "\n".join(markdown_table(head, rows)) + ("\n" if rows else "\n\n")

@@ -36,6 +36,7 @@ import numpy as np
 from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.provenance import collect_provenance
@@ -203,12 +204,9 @@ def _check_training_split(
 
 
 def lambda_markdown(result: dict[str, Any]) -> str:
-    head = (
-        "| λ | step | nDCG@k given | nDCG@k shuffled (mean) | τ-PSI | ΔnDCG | score var across "
-        "presentations | train loss |"
-    )
-    lines = [f"λ selection ({result['config_id']}, criterion {result['criterion']}):", "", head]
-    lines.append("|---|---|---|---|---|---|---|---|")
+    head = ["λ", "step", "nDCG@k given", "nDCG@k shuffled (mean)", "τ-PSI", "ΔnDCG"]
+    head += ["score var across presentations", "train loss"]
+    table = []
     rows = [result["base"], *result["curve"]]
     final = result.get("chosen_final")
     if result.get("at_step") is not None and final is not None:
@@ -218,12 +216,13 @@ def lambda_markdown(result: dict[str, Any]) -> str:
         if row.get("lambda") == result["chosen_lambda"]:
             lam = f"**{lam}** ({'chosen, trained to the end' if row.get('final') else 'chosen'})"
         loss, step = row.get("train_loss"), row.get("step")
-        lines.append(
-            f"| {lam} | {'—' if step is None else step} | {row['ndcg_given']:.4f} "
-            f"| {row['ndcg_mean']:.4f} | {row['tau_psi']:.4f} "
-            f"| {row['delta_ndcg']:.4f} | {row.get('score_var', float('nan')):.4f} "
-            f"| {'—' if loss is None else f'{loss:.4f}'} |"
+        table.append(
+            [lam, "—" if step is None else step]
+            + [f"{row[k]:.4f}" for k in ("ndcg_given", "ndcg_mean", "tau_psi", "delta_ndcg")]
+            + [f"{row.get('score_var', float('nan')):.4f}", "—" if loss is None else f"{loss:.4f}"]
         )
+    lines = [f"λ selection ({result['config_id']}, criterion {result['criterion']}):", ""]
+    lines += markdown_table(head, table)
     note = f"{result['heldout_queries']} held-out queries, M={result['num_presentations']}."
     if result.get("at_step") is not None:
         note += (

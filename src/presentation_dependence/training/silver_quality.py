@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.order import score_spread, tau_psi
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.records import Qrels
@@ -76,16 +77,12 @@ def silver_quality(
 
 def silver_quality_markdown(result: Mapping[str, Any], num_orders: int) -> str:
     k = result["k"]
-    head = (
-        f"| source | queries | nDCG@{k} first stage | nDCG@{k} one teacher order (mean) | "
-        f"nDCG@{k} mean of {num_orders} orders | teacher τ-PSI | label spread (order mean) | "
-        "label spread (one order) |"
-    )
-    lines = [head, "|" + "---|" * 8]
-    for src, r in result["sources"].items():
-        lines.append(
-            f"| {src} | {r['queries']} | {r['ndcg_first_stage']:.3f} | "
-            f"{r['ndcg_single_order']:.3f} | {r['ndcg_order_mean']:.3f} | {r['tau_psi']:.3f} | "
-            f"{r['label_spread']:.3f} | {r['single_spread']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"
+    head = ["source", "queries", f"nDCG@{k} first stage", f"nDCG@{k} one teacher order (mean)"]
+    head += [f"nDCG@{k} mean of {num_orders} orders", "teacher τ-PSI", "label spread (order mean)"]
+    head += ["label spread (one order)"]
+    keys = ("ndcg_first_stage", "ndcg_single_order", "ndcg_order_mean", "tau_psi")
+    rows = [
+        [src, r["queries"], *(f"{r[m]:.3f}" for m in (*keys, "label_spread", "single_spread"))]
+        for src, r in result["sources"].items()
+    ]
+    return "\n".join(markdown_table(head, rows)) + "\n"

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from presentation_dependence.config.loader import read_yaml_mapping
-from presentation_dependence.metrics.stats import paired_bootstrap, paired_permutation_test
+from presentation_dependence.io.markdown import markdown_table
+from presentation_dependence.metrics.stats import paired_comparison
 from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, Paradigm, block_paradigm
 from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
-from presentation_dependence.runners.run_folder import recorded_cpus
-from presentation_dependence.seeding import rng_from
+from presentation_dependence.runners.readback import recorded_cpus
 from presentation_dependence.training.study import STUDENT_NAMES
 
 __all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_figures", "run_paradigm"]
@@ -161,15 +161,13 @@ def paired_rows(
             if base is not rows[0]:
                 name = f"{r['scorer']}-vs-{base['scorer']}/{metric}"
             words = (stream, name) if stream else (name,)
-            boot = paired_bootstrap(a, b, rng=rng_from(seed, *words))
-            perm = paired_permutation_test(a, b, rng=rng_from(seed, *words, 1))
+            boot = paired_comparison(a, b, stream=(seed, *words))
             out.append(
                 {
                     "scorer": r["scorer"],
                     "metric": metric,
                     "queries": len(qids),
                     **boot,
-                    "permutation_p": perm["p_value"],
                 }
             )
     return out
@@ -208,6 +206,64 @@ def processors_line(rows: Sequence[Mapping[str, Any]]) -> str:
     return line
 
 
+def _scorer_table(rows: Sequence[Mapping[str, Any]], seconds: Mapping[str, float]) -> list[str]:
+    """One row per scorer run folder."""
+    ms = sorted({r["presentations"] for r in rows if r.get("presentations")})
+    over = (
+        f"over {ms[0]} shuffles"
+        if len(ms) == 1
+        else "over the shuffles (M: "
+        + (", ".join(f"{r['scorer']} {r.get('presentations')}" for r in rows) + ")")
+    )
+    head = ["scorer", "queries", "nDCG@10 (given order)", f"nDCG@10 {over} [95% CI]"]
+    head += ["τ-PSI [95% CI]", "ΔnDCG@10", "top-10 flip rate"]
+    head += ["score spread (mean within-query std)", "tied share", "τ-PSI same-order null"]
+    head += ["forward passes per query (null variant)", "prompt tokens per query (null variant)"]
+    head += ["wall s (PSI step)", "CPU s (PSI, all queries)"]
+    table = []
+    for r in rows:
+        tok = r.get("tokens_per_presentation")
+        table.append(
+            [r["scorer"], r["queries"], _fmt(r["ndcg10_given"])]
+            + [_fmt(_mean(r, "ndcg_shuffled"), r["ndcg_shuffled"])]
+            + [_fmt(_mean(r, "tau_psi"), r["tau_psi"]), _fmt(r["delta_ndcg"])]
+            + [_fmt(r[k]) for k in ("flip_topk", "score_spread", "tied_share", "null_tau_psi")]
+            + [_fmt(r["passes_per_presentation"]), "—" if tok is None else f"{tok:.0f}"]
+            + [_fmt0(seconds.get(f"psi {r['scorer']}")), _fmt0(r["psi_cpu_seconds"])]
+        )
+    return markdown_table(head, table)
+
+
+def _paired_table(paired: Sequence[Mapping[str, Any]], diff: str, sign: int = 1) -> list[str]:
+    """The paired rows, the difference ``diff`` (``sign`` -1: the negated difference)."""
+    head = ["scorer" if sign == 1 else "student", "metric", "queries", diff]
+    head += ["bootstrap p", "permutation p"]
+    table = []
+    for p in paired:
+        low, high = (p["ci_low"], p["ci_high"]) if sign == 1 else (-p["ci_high"], -p["ci_low"])
+        cell = f"{sign * p['mean_diff']:+.3f} [{low:+.3f}, {high:+.3f}]"
+        table.append([p["scorer"], p["metric"], p["queries"], cell])
+        table[-1] += [f"{p['p_value']:.3g}", f"{p['permutation_p']:.3g}"]
+    return markdown_table(head, table)
+
+
+def _goal_table(
+    rows: Sequence[Mapping[str, Any]], paired: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """Each trained scorer against the issue's goal, the first row the off-the-shelf base."""
+    base = rows[0]
+    ndcg = {p["scorer"]: p for p in paired if p["metric"] == "ndcg_mean"}
+    table = []
+    for r in rows[1:]:
+        ratio = (_mean(r, "tau_psi") or 0.0) / (_mean(base, "tau_psi") or float("nan"))
+        d = ndcg.get(r["scorer"])
+        kept = d is not None and d["ci_high"] >= 0  # not significantly below
+        table.append([r["scorer"], f"{ratio:.2f}", "yes" if ratio <= 0.5 else "no"])
+        table[-1] += ["yes" if kept else "no", _verdict(collapsed(r, base))]
+    head = ["scorer", "τ-PSI / off-the-shelf", "halved", "nDCG over shuffles kept", "collapsed"]
+    return markdown_table(head, table)
+
+
 def study_table(
     run_dirs: Sequence[str | Path],
     timings: str | Path | None = None,
@@ -219,88 +275,34 @@ def study_table(
     over the shuffles, no collapse of the score spread). ``from_scores``: every figure
     recomputed from the folders' scores instead of read from their json files."""
     rows = [study_row(d, from_scores=from_scores) for d in run_dirs]
-    seconds = step_seconds(timings)
-    ms = sorted({r["presentations"] for r in rows if r.get("presentations")})
-    over = (
-        f"over {ms[0]} shuffles"
-        if len(ms) == 1
-        else "over the shuffles (M: "
-        + (", ".join(f"{r['scorer']} {r.get('presentations')}" for r in rows) + ")")
-    )
-    head = (
-        f"| scorer | queries | nDCG@10 (given order) | nDCG@10 {over} [95% CI] | "
-        "τ-PSI [95% CI] | ΔnDCG@10 | top-10 flip rate | score spread (mean within-query std) "
-        "| tied share | τ-PSI same-order null | forward passes per query (null variant) "
-        "| prompt tokens per query (null variant) | wall s (PSI step) | CPU s (PSI, all queries) |"
-    )
-    lines = [head, "|" + "---|" * 14]
-    for r in rows:
-        wall = seconds.get(f"psi {r['scorer']}")
-        tok = r.get("tokens_per_presentation")
-        tokens = "—" if tok is None else f"{tok:.0f}"
-        lines.append(
-            f"| {r['scorer']} | {r['queries']} | {_fmt(r['ndcg10_given'])} | "
-            f"{_fmt(_mean(r, 'ndcg_shuffled'), r['ndcg_shuffled'])} | "
-            f"{_fmt(_mean(r, 'tau_psi'), r['tau_psi'])} | {_fmt(r['delta_ndcg'])} | "
-            f"{_fmt(r['flip_topk'])} | {_fmt(r['score_spread'])} | {_fmt(r['tied_share'])} | "
-            f"{_fmt(r['null_tau_psi'])} | {_fmt(r['passes_per_presentation'])} | "
-            f"{tokens} | {_fmt0(wall)} | "
-            f"{_fmt0(r['psi_cpu_seconds'])} |"
-        )
-    lines += ["", processors_line(rows)]
+    lines = [*_scorer_table(rows, step_seconds(timings)), "", processors_line(rows)]
     paired = paired_rows(rows)
-    if paired:
+    if not paired:
+        return "\n".join(lines) + "\n"
+    lines += [
+        "",
+        f"Paired over queries against `{rows[0]['scorer']}` (difference = scorer − "
+        f"{rows[0]['scorer']}; seeded paired bootstrap, 95% CI; paired permutation test):",
+        "",
+        *_paired_table(paired, "mean difference [95% CI]"),
+    ]
+    ocsft = next((r for r in rows if r["scorer"] == "oc-sft"), None)
+    students = [r for r in rows if r["scorer"] in STUDENT_NAMES and r is not ocsft]
+    if ocsft is not None and students:
         lines += [
             "",
-            f"Paired over queries against `{rows[0]['scorer']}` (difference = scorer − "
-            f"{rows[0]['scorer']}; seeded paired bootstrap, 95% CI; paired permutation test):",
+            "OC-SFT against each other student, paired over queries (difference = "
+            "oc-sft − student; the claim under test: OC-SFT has the lowest τ-PSI of the "
+            "trained scorers at equal nDCG@10):",
             "",
-            "| scorer | metric | queries | mean difference [95% CI] | bootstrap p | "
-            "permutation p |",
-            "|---|---|---|---|---|---|",
+            *_paired_table(paired_rows(students, base=ocsft), "oc-sft − student [95% CI]", -1),
         ]
-        for p in paired:
-            lines.append(
-                f"| {p['scorer']} | {p['metric']} | {p['queries']} | {p['mean_diff']:+.3f} "
-                f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}] | {p['p_value']:.3g} | "
-                f"{p['permutation_p']:.3g} |"
-            )
-        base = rows[0]
-        ocsft = next((r for r in rows if r["scorer"] == "oc-sft"), None)
-        students = [r for r in rows if r["scorer"] in STUDENT_NAMES and r is not ocsft]
-        if ocsft is not None and students:
-            lines += [
-                "",
-                "OC-SFT against each other student, paired over queries (difference = "
-                "oc-sft − student; the claim under test: OC-SFT has the lowest τ-PSI of the "
-                "trained scorers at equal nDCG@10):",
-                "",
-                "| student | metric | queries | oc-sft − student [95% CI] | bootstrap p | "
-                "permutation p |",
-                "|---|---|---|---|---|---|",
-            ]
-            for p in paired_rows(students, base=ocsft):
-                lines.append(
-                    f"| {p['scorer']} | {p['metric']} | {p['queries']} | {-p['mean_diff']:+.3f} "
-                    f"[{-p['ci_high']:+.3f}, {-p['ci_low']:+.3f}] | {p['p_value']:.3g} | "
-                    f"{p['permutation_p']:.3g} |"
-                )
-        lines += [
-            "",
-            "Goal (issues 5 and 13): τ-PSI at most half the off-the-shelf scorer's, nDCG@10 over the "
-            "shuffles not below it (paired mean difference ≥ 0 or its CI covering 0), and no "
-            "collapse (spread ≥ half the off-the-shelf spread, tied share ≤ 0.5).",
-            "",
-            "| scorer | τ-PSI / off-the-shelf | halved | nDCG over shuffles kept | collapsed |",
-            "|---|---|---|---|---|",
-        ]
-        ndcg = {p["scorer"]: p for p in paired if p["metric"] == "ndcg_mean"}
-        for r in rows[1:]:
-            ratio = (_mean(r, "tau_psi") or 0.0) / (_mean(base, "tau_psi") or float("nan"))
-            d = ndcg.get(r["scorer"])
-            kept = d is not None and d["ci_high"] >= 0  # not significantly below
-            lines.append(
-                f"| {r['scorer']} | {ratio:.2f} | {'yes' if ratio <= 0.5 else 'no'} | "
-                f"{'yes' if kept else 'no'} | {_verdict(collapsed(r, base))} |"
-            )
+    lines += [
+        "",
+        "Goal (issues 5 and 13): τ-PSI at most half the off-the-shelf scorer's, nDCG@10 over the "
+        "shuffles not below it (paired mean difference ≥ 0 or its CI covering 0), and no "
+        "collapse (spread ≥ half the off-the-shelf spread, tied share ≤ 0.5).",
+        "",
+        *_goal_table(rows, paired),
+    ]
     return "\n".join(lines) + "\n"
