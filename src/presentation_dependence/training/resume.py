@@ -65,6 +65,7 @@ __all__ = [
     "mark_complete",
     "prepare_checkpoints",
     "prune",
+    "resume_point",
     "train_record",
 ]
 
@@ -301,6 +302,21 @@ def load_adapter_weights(model: Any, ckpt: Path) -> None:
     from safetensors.torch import load_file
 
     set_peft_model_state_dict(model, load_file(str(ckpt / "adapter_model.safetensors")))
+
+
+def resume_point(out: Path, pause_at: int | None) -> tuple[Path | None, dict[str, Any], int | None]:
+    """The checkpoint to resume from (checked), its trainer state and its step."""
+    checkpoint = latest_checkpoint(out / CHECKPOINTS)
+    if checkpoint is not None:
+        check_resumable(checkpoint)
+    ckpt_state = checkpoint_state(checkpoint) if checkpoint is not None else {}
+    resumed_step = int(ckpt_state["global_step"]) if checkpoint is not None else None
+    if pause_at is not None and resumed_step is not None and resumed_step >= pause_at:
+        raise ConfigError(
+            f"{checkpoint} is past step {pause_at} and no snapshot of step {pause_at} is kept: "
+            "the pause cannot be reproduced. Fix: train on without pause_at, or --restart"
+        )
+    return checkpoint, ckpt_state, resumed_step
 
 
 class CheckpointMarker(TrainerCallback):

@@ -8,21 +8,27 @@ never saved as finished. The checkpoints go once the student is saved.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.finite import require_finite_weights
+from presentation_dependence.training.inputs import TrainingInputs
+from presentation_dependence.training.model import Student
 from presentation_dependence.training.readout_trainer import ReadoutTrainer
 from presentation_dependence.training.resume import CHECKPOINTS
+from presentation_dependence.training.silver import SilverSet
 
-__all__ = ["save_student"]
+__all__ = ["save_student", "student_provenance"]
 
 
 def save_student(
@@ -60,3 +66,48 @@ def save_student(
     tmp.rename(adapter)
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
     return adapter
+
+
+def student_provenance(
+    cfg: TrainingConfig,
+    argv: Sequence[str] | None,
+    silver: SilverSet,
+    inputs: TrainingInputs,
+    args: Any,
+    student: Student,
+    slot_weights: Any,
+    run: dict[str, Any],
+) -> dict[str, Any]:
+    """The finished run's provenance: the config's recipe, the student, the silver files, the
+    inputs' fingerprints, how it ran (``args``), then ``run``'s figures, in that key order."""
+    silver_info = [
+        {
+            k: h.get(k)
+            for k in ("teacher_id", "teacher_revision", "num_orders", "seed", "num_queries")
+        }
+        for h in silver.headers
+    ]
+    extra = {
+        "phase": "train",
+        "config_id": cfg.id,
+        "variant": cfg.variant,
+        "teacher_orders": cfg.teacher_orders,
+        "views": cfg.views,
+        "view_orders": cfg.view_orders,
+        "lambda": cfg.lambda_,
+        "loss": dataclasses.asdict(cfg.loss),
+        "finetune": cfg.finetune,
+        "slot_weights": None if slot_weights is None else slot_weights.tolist(),
+        "student": student.describe(),
+        "silver": {"path": cfg.silver.path, "files": silver_info},
+        "training_queries": [q.key for q in silver.queries],
+        "training_data_sha256": inputs.data,
+        "base_model_fingerprint": inputs.base,
+        "world_size": args.world_size,
+        "gradient_checkpointing": args.gradient_checkpointing,
+        "autocast_bf16": args.bf16,
+        **run,
+    }
+    return collect_provenance(
+        argv=argv, seeds={"seed": cfg.seed, "silver_seed": cfg.silver.seed}, extra=extra
+    )

@@ -32,7 +32,6 @@ and gradient checkpointing; on CPU in the dtype the readout benchmark chose
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import time
@@ -46,13 +45,12 @@ from accelerate import PartialState
 from transformers import PrinterCallback, TrainerCallback
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.claim import claim_training, refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
-from presentation_dependence.training.inputs import training_inputs
+from presentation_dependence.training.inputs import TrainingInputs, training_inputs
 from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
@@ -69,14 +67,12 @@ from presentation_dependence.training.resume import (
     CheckpointMarker,
     check_checkpoints,
     check_finished,
-    check_resumable,
-    checkpoint_state,
     finished_provenance,
-    latest_checkpoint,
     load_adapter_weights,
     prepare_checkpoints,
+    resume_point,
 )
-from presentation_dependence.training.save import save_student
+from presentation_dependence.training.save import save_student, student_provenance
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
@@ -210,48 +206,16 @@ def _train(
     pause_at: int | None,
 ) -> TrainOutcome:
     out = cfg.resolved_output_dir
-    if cfg.train.num_threads:
-        torch.set_num_threads(cfg.train.num_threads)
-    silver = silver if silver is not None else read_silver(cfg.silver.path)
-    _check_test_split(cfg, silver)
-    inputs = training_inputs(cfg, silver, student)
-    if not restart:
-        check_checkpoints(out, cfg, inputs)
-    opts = cfg.student_options
-    if student is None:
-        student = load_student(
-            opts, cfg.lora, reranker_class=cfg.student_class, seed=cfg.seed, finetune=cfg.finetune
-        )
+    silver, inputs, student = _inputs(cfg, silver, student, restart)
     slot_weights = _slot_weights(cfg)
-    dataset = SilverDataset(
-        silver.queries,
-        teacher_orders=cfg.teacher_orders,
-        views=cfg.views,
-        view_orders=cfg.view_orders,
-        seed=cfg.seed,
-        max_candidates=opts.chunk_size,
-    )
+    dataset = _dataset(cfg, silver)
     args = training_arguments(cfg, student, out / CHECKPOINTS)
-    main = PartialState().is_main_process
-    if main:
+    if PartialState().is_main_process:
         prepare_checkpoints(out, cfg, inputs, restart)
     PartialState().wait_for_everyone()
-    checkpoint, ckpt_state, resumed_step = _resume_point(out, pause_at)
+    checkpoint, ckpt_state, resumed_step = resume_point(out, pause_at)
     trainer = _trainer(cfg, student, dataset, args, slot_weights, pause_at, callbacks)
-    if main:
-        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
-    log.info(
-        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
-        cfg.id,
-        cfg.variant,
-        len(dataset),
-        cfg.teacher_orders,
-        cfg.views,
-        cfg.lambda_,
-        student.describe()["dtype"],
-        args.world_size,
-        f", resuming from {checkpoint}" if checkpoint else "",
-    )
+    _announce(cfg, dataset, student, args, checkpoint, resumed_step)
     t0 = time.perf_counter()
     history, global_step = _run(trainer, student, checkpoint, ckpt_state, resumed_step)
     seconds = time.perf_counter() - t0
@@ -261,22 +225,15 @@ def _train(
     if paused:
         log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
     elif trainer.is_world_process_zero():
-        record = {
-            "slot_weights": None if slot_weights is None else slot_weights.tolist(),
-            "student": student.describe(),
-            "training_data_sha256": inputs.data,
-            "base_model_fingerprint": inputs.base,
-            "world_size": args.world_size,
-            "gradient_checkpointing": args.gradient_checkpointing,
-            "autocast_bf16": args.bf16,
+        run = {
             "global_step": global_step,
             "train_loss": train_loss,
             "resumed_from_step": resumed_step,
             "seconds": seconds,
             "log_history": history,
         }
-        outcome = _provenance(cfg, argv, silver, record)
-        adapter = save_student(cfg, outcome, trainer, out, student.tokenizer)
+        prov = student_provenance(cfg, argv, silver, inputs, args, student, slot_weights, run)
+        adapter = save_student(cfg, prov, trainer, out, student.tokenizer)
         log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
     trainer.accelerator.wait_for_everyone()
     return TrainOutcome(
@@ -290,6 +247,70 @@ def _train(
         is_main_process=bool(trainer.is_world_process_zero()),
         resumed_from_step=resumed_step,
         paused=paused,
+    )
+
+
+def _inputs(
+    cfg: TrainingConfig, silver: SilverSet | None, student: Student | None, restart: bool
+) -> tuple[SilverSet, TrainingInputs, Student]:
+    """The silver labels (checked against the test split), their fingerprint (checked against
+    the folder's checkpoints unless ``restart``) and the student (loaded if not given)."""
+    if cfg.train.num_threads:
+        torch.set_num_threads(cfg.train.num_threads)
+    silver = silver if silver is not None else read_silver(cfg.silver.path)
+    _check_test_split(cfg, silver)
+    inputs = training_inputs(cfg, silver, student)
+    if not restart:
+        check_checkpoints(cfg.resolved_output_dir, cfg, inputs)
+    if student is None:
+        student = load_student(
+            cfg.student_options,
+            cfg.lora,
+            reranker_class=cfg.student_class,
+            seed=cfg.seed,
+            finetune=cfg.finetune,
+        )
+    return silver, inputs, student
+
+
+def _dataset(cfg: TrainingConfig, silver: SilverSet) -> SilverDataset:
+    """The training queries with the config's teacher orders and views."""
+    return SilverDataset(
+        silver.queries,
+        teacher_orders=cfg.teacher_orders,
+        views=cfg.views,
+        view_orders=cfg.view_orders,
+        seed=cfg.seed,
+        max_candidates=cfg.student_options.chunk_size,
+    )
+
+
+def _announce(
+    cfg: TrainingConfig,
+    dataset: SilverDataset,
+    student: Student,
+    args: Any,
+    checkpoint: Path | None,
+    resumed_step: int | None,
+) -> None:
+    """Open the progress log (main process) and log what trains."""
+    if PartialState().is_main_process:
+        start_log(
+            cfg.resolved_output_dir / TRAIN_LOG,
+            resumed_step,
+            checkpoint.name if checkpoint else None,
+        )
+    log.info(
+        "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
+        cfg.id,
+        cfg.variant,
+        len(dataset),
+        cfg.teacher_orders,
+        cfg.views,
+        cfg.lambda_,
+        student.describe()["dtype"],
+        args.world_size,
+        f", resuming from {checkpoint}" if checkpoint else "",
     )
 
 
@@ -313,21 +334,28 @@ def _slot_weights(cfg: TrainingConfig) -> Any:
     return weights
 
 
-def _resume_point(
-    out: Path, pause_at: int | None
-) -> tuple[Path | None, dict[str, Any], int | None]:
-    """The checkpoint to resume from (checked), its trainer state and its step."""
-    checkpoint = latest_checkpoint(out / CHECKPOINTS)
-    if checkpoint is not None:
-        check_resumable(checkpoint)
-    ckpt_state = checkpoint_state(checkpoint) if checkpoint is not None else {}
-    resumed_step = int(ckpt_state["global_step"]) if checkpoint is not None else None
-    if pause_at is not None and resumed_step is not None and resumed_step >= pause_at:
-        raise ConfigError(
-            f"{checkpoint} is past step {pause_at} and no snapshot of step {pause_at} is kept: "
-            "the pause cannot be reproduced. Fix: train on without pause_at, or --restart"
+def _run(
+    trainer: ReadoutTrainer,
+    student: Student,
+    checkpoint: Path | None,
+    ckpt_state: dict[str, Any],
+    resumed_step: int | None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Train (resuming from ``checkpoint``); the log history and the final global step."""
+    if (
+        checkpoint is not None
+        and resumed_step is not None
+        and (resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
+    ):
+        # Training had ended in that checkpoint (the kill came during the final save); the
+        # Trainer would resume into one step too many when max_steps ends mid-epoch.
+        log.info(
+            "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
         )
-    return checkpoint, ckpt_state, resumed_step
+        load_adapter_weights(student.model, checkpoint)
+        return list(ckpt_state.get("log_history", [])), resumed_step
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return list(trainer.state.log_history), int(trainer.state.global_step)
 
 
 def _trainer(
@@ -364,63 +392,3 @@ def _trainer(
     )
     trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
     return trainer
-
-
-def _run(
-    trainer: ReadoutTrainer,
-    student: Student,
-    checkpoint: Path | None,
-    ckpt_state: dict[str, Any],
-    resumed_step: int | None,
-) -> tuple[list[dict[str, Any]], int]:
-    """Train (resuming from ``checkpoint``); the log history and the final global step."""
-    if (
-        checkpoint is not None
-        and resumed_step is not None
-        and (resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
-    ):
-        # Training had ended in that checkpoint (the kill came during the final save); the
-        # Trainer would resume into one step too many when max_steps ends mid-epoch.
-        log.info(
-            "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
-        )
-        load_adapter_weights(student.model, checkpoint)
-        return list(ckpt_state.get("log_history", [])), resumed_step
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    return list(trainer.state.log_history), int(trainer.state.global_step)
-
-
-def _provenance(
-    cfg: TrainingConfig, argv: Sequence[str] | None, silver: SilverSet, record: dict[str, Any]
-) -> dict[str, Any]:
-    """The finished run's provenance: the config's recipe, the silver files, then ``record``
-    (the student, the inputs' fingerprints, the run's figures), in that key order."""
-    silver_info = [
-        {
-            k: h.get(k)
-            for k in ("teacher_id", "teacher_revision", "num_orders", "seed", "num_queries")
-        }
-        for h in silver.headers
-    ]
-    head = {
-        "phase": "train",
-        "config_id": cfg.id,
-        "variant": cfg.variant,
-        "teacher_orders": cfg.teacher_orders,
-        "views": cfg.views,
-        "view_orders": cfg.view_orders,
-        "lambda": cfg.lambda_,
-        "loss": dataclasses.asdict(cfg.loss),
-        "finetune": cfg.finetune,
-    }
-    extra = {
-        **head,
-        "slot_weights": record["slot_weights"],
-        "student": record["student"],
-        "silver": {"path": cfg.silver.path, "files": silver_info},
-        "training_queries": [q.key for q in silver.queries],
-        **{k: v for k, v in record.items() if k not in ("slot_weights", "student")},
-    }
-    return collect_provenance(
-        argv=argv, seeds={"seed": cfg.seed, "silver_seed": cfg.silver.seed}, extra=extra
-    )
