@@ -98,56 +98,16 @@ def load_student(
     layers are compiled for good (:class:`~presentation_dependence.readout.speed.LayerCompiler`).
     """
     peft = import_optional("peft", extra="train", purpose="training a student (LoRA)")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     device = resolve_device(options.device)
     dtype = resolve_dtype(options.dtype, device)
     compiled = resolve_compile(options.compile, device)
     resolved = resolve_model(options.model_name, options.revision)
-    hub_revision = resolved.revision if resolved.source == "hub" else None
     t0 = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(
-        resolved.path, revision=hub_revision, trust_remote_code=options.trust_remote_code
-    )
-    base: Any = AutoModelForCausalLM.from_pretrained(
-        resolved.path,
-        revision=hub_revision,
-        dtype=dtype,
-        trust_remote_code=options.trust_remote_code,
-        attn_implementation=options.attn_implementation,
-    )
-    if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
-        base.hf_quantizer = None
-        base.is_quantized = False
-    model: Any
-    if finetune == "full":
-        base.requires_grad_(True)
-        model = base
-    else:
-        torch.manual_seed(seed)  # the LoRA A init
-        config = peft.LoraConfig(
-            r=lora.r,
-            lora_alpha=lora.alpha,
-            lora_dropout=lora.dropout,
-            target_modules=list(lora.target_modules),
-            bias="none",
-            task_type="CAUSAL_LM",
-        )
-        model = peft.get_peft_model(base, config)
+    tokenizer, base = _load_base(options, resolved, dtype)
+    model = _trainable(peft, base, lora, seed, finetune)
     if compiled:
         LayerCompiler(model).enable()
-    budget = options.max_prompt_tokens
-    if budget is None:
-        text_config = base.config.get_text_config()
-        budget = getattr(text_config, "max_position_embeddings", None)
-    builder = PromptBuilder(
-        tokenizer,
-        get_template(options.template),
-        options.grade_labels,
-        max_passage_chars=options.max_passage_chars,
-        max_prompt_tokens=budget,
-        chat_template_kwargs=reranker_class.chat_template_kwargs,
-    )
+    builder = _prompt_builder(options, tokenizer, base, reranker_class)
     student = Student(
         model=model,
         tokenizer=tokenizer,
@@ -173,6 +133,68 @@ def load_student(
         time.perf_counter() - t0,
     )
     return student
+
+
+def _load_base(
+    options: GradeRerankerOptions, resolved: ResolvedModel, dtype: torch.dtype
+) -> tuple[Any, Any]:
+    """The tokenizer and the base causal LM of ``resolved``, in ``dtype``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    hub_revision = resolved.revision if resolved.source == "hub" else None
+    tokenizer = AutoTokenizer.from_pretrained(
+        resolved.path, revision=hub_revision, trust_remote_code=options.trust_remote_code
+    )
+    base: Any = AutoModelForCausalLM.from_pretrained(
+        resolved.path,
+        revision=hub_revision,
+        dtype=dtype,
+        trust_remote_code=options.trust_remote_code,
+        attn_implementation=options.attn_implementation,
+    )
+    if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
+        base.hf_quantizer = None
+        base.is_quantized = False
+    return tokenizer, base
+
+
+def _trainable(peft: Any, base: Any, lora: LoraOptions, seed: int, finetune: str) -> Any:
+    """``base`` with every weight trainable (``finetune="full"``) or wrapped with a fresh LoRA
+    adapter (its A matrices drawn from ``seed``)."""
+    if finetune == "full":
+        base.requires_grad_(True)
+        return base
+    torch.manual_seed(seed)  # the LoRA A init
+    config = peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return peft.get_peft_model(base, config)
+
+
+def _prompt_builder(
+    options: GradeRerankerOptions,
+    tokenizer: Any,
+    base: Any,
+    reranker_class: type[GradeReranker],
+) -> PromptBuilder:
+    """The student's prompt builder; the prompt budget defaults to the base's context length."""
+    budget = options.max_prompt_tokens
+    if budget is None:
+        text_config = base.config.get_text_config()
+        budget = getattr(text_config, "max_position_embeddings", None)
+    return PromptBuilder(
+        tokenizer,
+        get_template(options.template),
+        options.grade_labels,
+        max_passage_chars=options.max_passage_chars,
+        max_prompt_tokens=budget,
+        chat_template_kwargs=reranker_class.chat_template_kwargs,
+    )
 
 
 @dataclass(frozen=True)
