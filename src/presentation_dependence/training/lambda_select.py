@@ -51,6 +51,7 @@ from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import (
     JudgedQuery,
+    QueryRef,
     check_disjoint,
     load_queries,
     load_split,
@@ -261,12 +262,7 @@ def run_lambda_selection(
 
     sel = cfg.selection
     _check_config(cfg, choose_only)
-    heldout = load_queries(cfg.splits.heldout, "splits.heldout")
-    refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
-    test = load_split(cfg.splits.test, "splits.test")
-    check_disjoint("held-out queries", refs, "test", test)  # before the silver file is read
-    silver = silver if silver is not None else read_silver(cfg.silver.path)
-    _check_training_split(cfg, silver, heldout, refs)
+    heldout, refs, test, silver = _checked_splits(cfg, silver)
     out = Path(out_dir)
     evaluate = {"num_presentations": sel.num_presentations, "seed": sel.seed, "ndcg_k": sel.ndcg_k}
     key = {**evaluate, "heldout": [f"{s}/{q}" for s, q, _ in refs], "student": cfg.student}
@@ -278,33 +274,16 @@ def run_lambda_selection(
     base = {"lambda": None, **base_result}
     clear_model_cache()
     at = sel.at_step
-    subs = {
-        float(lam): (  # the config's own λ is the config's own student, not a second copy
-            cfg
-            if math.isclose(float(lam), cfg.lambda_)
-            else replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
-        )
-        for lam in sel.lambdas
-    }
+    subs = _lambda_configs(cfg, out)
+    train = partial(train_student, argv=argv, silver=silver)
     curve = [
-        _lambda_row(
-            sub,
-            train_student(sub, argv=argv, silver=silver, pause_at=at),
-            key,
-            evaluate_student,
-            at,
-        )
+        _lambda_row(sub, train(sub, pause_at=at), key, evaluate_student, at)
         for sub in subs.values()
     ]
     chosen = choose_lambda(curve, sel.criterion)
-    final: dict[str, Any] | None = next(r for r in curve if math.isclose(r["lambda"], chosen))
-    if choose_only:
-        final = None
-    elif at is not None:  # the chosen student trains on from its step-`at` checkpoint to the end
-        sub = subs[chosen]
-        trained = train_student(sub, argv=argv, silver=silver)
-        final = {"lambda": chosen, **evaluated_row(sub, trained.adapter_dir, key, evaluate_student)}
-        clear_model_cache()
+    final = None
+    if not choose_only:
+        final = _chosen_final(subs, chosen, curve, at, train, key, evaluate_student)
     result = {
         "config_id": cfg.id,
         "criterion": sel.criterion,
@@ -323,8 +302,61 @@ def run_lambda_selection(
             argv=argv, seeds={"seed": cfg.seed, "selection": sel.seed}
         ),
     }
+    _write_selection(out, result, choose_only)
+    return result
+
+
+def _chosen_final(
+    subs: dict[float, TrainingConfig],
+    chosen: float,
+    curve: Sequence[dict[str, Any]],
+    at: int | None,
+    train: Callable[[TrainingConfig], Any],
+    key: dict[str, Any],
+    evaluate_student: Callable[[Path], dict[str, Any]],
+) -> dict[str, Any]:
+    """The chosen student's held-out row: its point of the curve, or with ``at`` its run
+    trained on from the step-``at`` checkpoint to the end and scored."""
+    if at is None:
+        return next(r for r in curve if math.isclose(r["lambda"], chosen))
+    sub = subs[chosen]
+    trained = train(sub)
+    final = {"lambda": chosen, **evaluated_row(sub, trained.adapter_dir, key, evaluate_student)}
+    clear_model_cache()
+    return final
+
+
+def _checked_splits(
+    cfg: TrainingConfig, silver: SilverSet | None
+) -> tuple[list[JudgedQuery], list[QueryRef], list[QueryRef], SilverSet]:
+    """The held-out queries (and their refs), checked apart from the test split before the
+    silver labels are read, then apart from the training queries; the test refs and the silver
+    labels."""
+    heldout = load_queries(cfg.splits.heldout, "splits.heldout")
+    refs = [(s, r.query.qid, r.query.text) for s, r, _ in heldout]
+    test = load_split(cfg.splits.test, "splits.test")
+    check_disjoint("held-out queries", refs, "test", test)  # before the silver file is read
+    silver = silver if silver is not None else read_silver(cfg.silver.path)
+    _check_training_split(cfg, silver, heldout, refs)
+    return heldout, refs, test, silver
+
+
+def _lambda_configs(cfg: TrainingConfig, out: Path) -> dict[float, TrainingConfig]:
+    """The training config of each λ: the config's own λ is the config's own student, not a
+    second copy; every other trains into ``<out>/lambda-<λ>/``."""
+    return {
+        float(lam): (
+            cfg
+            if math.isclose(float(lam), cfg.lambda_)
+            else replace(cfg, lambda_=float(lam), output_dir=str(out / f"lambda-{lam:g}"))
+        )
+        for lam in cfg.selection.lambdas
+    }
+
+
+def _write_selection(out: Path, result: dict[str, Any], choose_only: bool) -> None:
+    """Write the choice (``lambda_choice.json``) or the selection, and the curve."""
     name = "lambda_choice.json" if choose_only else "lambda_selection.json"
     atomic_write_text(out / name, json.dumps(result, indent=1, default=str) + "\n")
     atomic_write_text(out / "lambda_curve.md", lambda_markdown(result))
-    log.info("chose λ=%g (%s); wrote %s", chosen, sel.criterion, out / name)
-    return result
+    log.info("chose λ=%g (%s); wrote %s", result["chosen_lambda"], result["criterion"], out / name)
