@@ -227,13 +227,7 @@ def generate_silver(
     key = redact_obj(config_key(cfg))  # as the header and the parts' config.json hold it
     if path.exists() and not force:
         return _kept(path, cfg)
-    parts = path.with_name(path.name + ".parts")
-    parts.mkdir(parents=True, exist_ok=True)
-    key_file = parts / "config.json"
-    if key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) != key:
-        shutil.rmtree(parts)
-        parts.mkdir(parents=True)
-    atomic_write_text(key_file, json.dumps(key, sort_keys=True) + "\n")
+    parts = _parts_folder(path, key)
     requests, judgements = _requests(cfg)
     if teacher is None:
         rc = RerankerConfig.from_raw(cfg.teacher)
@@ -254,6 +248,33 @@ def generate_silver(
     if shard is not None or not summary.complete:
         log.info("%d parts in %s; run without a shard to write %s", summary.computed, parts, path)
         return path
+    _assemble(path, stage, key, judgements, argv)
+    return path
+
+
+def _parts_folder(path: Path, key: Any) -> Path:
+    """``<path>.parts/``, emptied when its ``config.json`` holds another config key; the key
+    written there."""
+    parts = path.with_name(path.name + ".parts")
+    parts.mkdir(parents=True, exist_ok=True)
+    key_file = parts / "config.json"
+    if key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) != key:
+        shutil.rmtree(parts)
+        parts.mkdir(parents=True)
+    atomic_write_text(key_file, json.dumps(key, sort_keys=True) + "\n")
+    return parts
+
+
+def _assemble(
+    path: Path,
+    stage: SilverStage,
+    key: Any,
+    judgements: Mapping[str, Qrels | None],
+    argv: Sequence[str] | None,
+) -> None:
+    """Write the silver file from every query's part, with the map fitted on all of them;
+    delete the parts."""
+    cfg = stage.cfg
     parts_text = [stage.path(r.query.qid).read_text(encoding="utf-8") for r in stage.keyed]
     records = [text.split("\n", 1)[0] for text in parts_text]  # line 2: the fingerprints
     queries = [SilverQuery.from_dict(json.loads(r)) for r in records]
@@ -278,7 +299,7 @@ def generate_silver(
         "provenance": collect_provenance(argv=argv, seeds={"silver_seed": cfg.seed}),
     }
     _write(path, header, records)
-    shutil.rmtree(parts, ignore_errors=True)
+    shutil.rmtree(stage.parts, ignore_errors=True)
     log.info(
         "wrote %s: %d queries, T=%d, teacher %s, calibration %s",
         path,
@@ -287,7 +308,6 @@ def generate_silver(
         stage.tid,
         cal.kind,
     )
-    return path
 
 
 def _judgements_field(stage: SilverStage, judgements: Mapping[str, Qrels | None]) -> dict[str, Any]:
