@@ -52,13 +52,27 @@ def _licence_note(student: ShippedStudent) -> list[str]:
 
 def render_card(student: ShippedStudent, results_md: str = "") -> str:
     """The card's Markdown; ``results_md`` fills the measured-results block (empty: pending)."""
-    t = student.training
-    name = student.name
     lines = [
-        f"# {name}",
+        f"# {student.name}",
         "",
         student.description,
         "",
+        *_use(student),
+        "",
+        *_what_it_is(student),
+        "",
+        *_training(student),
+        "",
+        *_measured(results_md),
+        "",
+        *_licence_note(student),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _use(student: ShippedStudent) -> list[str]:
+    """How to serve the student: its reranker block and the Python call."""
+    return [
         "## Use",
         "",
         "```yaml",
@@ -68,12 +82,17 @@ def render_card(student: ShippedStudent, results_md: str = "") -> str:
         "",
         "```python",
         "import presentation_dependence as pd",
-        f'reranker = pd.shipped_student("{name}")   # a GradeReranker with this adapter',
+        f'reranker = pd.shipped_student("{student.name}")   # a GradeReranker with this adapter',
         "```",
         "",
         "Loading checks the adapter's sha256 and the base model's revision below and refuses a "
         "mismatch. Outside the toolkit (plain transformers + peft): docs/MODELS.md.",
-        "",
+    ]
+
+
+def _what_it_is(student: ShippedStudent) -> list[str]:
+    """The adapter, the base model and the check of the stored dtype."""
+    return [
         "## What it is",
         "",
         *_kv(
@@ -88,7 +107,13 @@ def render_card(student: ShippedStudent, results_md: str = "") -> str:
                 "dtype check queries": student.dtype_check.get("queries"),
             }
         ),
-        "",
+    ]
+
+
+def _training(student: ShippedStudent) -> list[str]:
+    """The recipe, the data and the run the student came from."""
+    t = student.training
+    return [
         "## Training",
         "",
         *_kv(
@@ -114,13 +139,15 @@ def render_card(student: ShippedStudent, results_md: str = "") -> str:
         ),
         "",
         "The whole training config as it ran: `training_config.yaml`.",
-        "",
+    ]
+
+
+def _measured(results_md: str) -> list[str]:
+    """The generated block the study's results table fills."""
+    return [
         "## Measured",
         "",
         f"<!-- {RESULTS_BLOCK}:start -->",
         results_md.strip() or "Not measured yet.",
         f"<!-- {RESULTS_BLOCK}:end -->",
-        "",
-        *_licence_note(student),
     ]
-    return "\n".join(lines) + "\n"
