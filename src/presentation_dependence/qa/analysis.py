@@ -25,7 +25,7 @@ the all-paragraphs control, paired by question (bootstrap CI and p, permutation 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,7 +142,40 @@ def analyse_qa(records: Sequence[Record], rob: RobustnessConfig, *, seed: int) -
     qids = [str(rec["qid"]) for rec in records]
     given = [rec["variants"][NULL][0] for rec in records]
     control = [rec["control"] for rec in records]
-    per_question = {
+    per_question = _per_question(records, qids, given, control, rob)
+
+    def column(key: str) -> list[float]:
+        return [float(per_question[q][key]) for q in qids]
+
+    variants = [v for v in records[0]["variants"] if v != NULL] + [NULL]
+    given_right = [g["em"] == 1.0 for g in given]
+    return {
+        "num_questions": len(records),
+        "ndcg_k": rob.ndcg_k,
+        "confidence": rob.confidence,
+        "relevant_grade": rob.relevant_grade,
+        "control": {
+            "em": _ci(column("control_em"), rob, seed, "control", "em"),
+            "f1": _ci(column("control_f1"), rob, seed, "control", "f1"),
+        },
+        "given_order": _given_order(column, rob, seed),
+        "variants": {
+            var: _variant(records, var, qids, given_right, column, rob, seed) for var in variants
+        },
+        "per_question": per_question,
+        "cost": _costs(records, variants, control),
+    }
+
+
+def _per_question(
+    records: Sequence[Record],
+    qids: Sequence[str],
+    given: Sequence[Record],
+    control: Sequence[Record],
+    rob: RobustnessConfig,
+) -> dict[str, dict[str, float]]:
+    """Each question's control answer and given-order reading (the null's first presentation)."""
+    return {
         q: {
             "control_em": c["em"],
             "control_f1": c["f1"],
@@ -156,69 +189,82 @@ def analyse_qa(records: Sequence[Record], rob: RobustnessConfig, *, seed: int) -
         for q, rec, g, c in zip(qids, records, given, control, strict=True)
     }
 
-    def column(key: str) -> list[float]:
-        return [float(per_question[q][key]) for q in qids]
 
-    out: dict[str, Any] = {
-        "num_questions": len(records),
-        "ndcg_k": rob.ndcg_k,
-        "confidence": rob.confidence,
-        "relevant_grade": rob.relevant_grade,
-        "control": {
-            "em": _ci(column("control_em"), rob, seed, "control", "em"),
-            "f1": _ci(column("control_f1"), rob, seed, "control", "f1"),
+def _given_order(
+    column: Callable[[str], list[float]], rob: RobustnessConfig, seed: int
+) -> dict[str, Any]:
+    """The given order's means over questions, its EM and F1 paired with the control's."""
+    return {
+        "ndcg": _ci(column("given_ndcg"), rob, seed, "given", "ndcg"),
+        "em": _ci(column("given_em"), rob, seed, "given", "em"),
+        "f1": _ci(column("given_f1"), rob, seed, "given", "f1"),
+        "gold_recall": _ci(column("given_gold_recall"), rob, seed, "given", "gold_recall"),
+        "vs_control": {
+            m: _paired(column(f"given_{m}"), column(f"control_{m}"), rob, seed, "given", m)
+            for m in ("em", "f1")
         },
-        "given_order": {
-            "ndcg": _ci(column("given_ndcg"), rob, seed, "given", "ndcg"),
-            "em": _ci(column("given_em"), rob, seed, "given", "em"),
-            "f1": _ci(column("given_f1"), rob, seed, "given", "f1"),
-            "gold_recall": _ci(column("given_gold_recall"), rob, seed, "given", "gold_recall"),
-            "vs_control": {
-                m: _paired(column(f"given_{m}"), column(f"control_{m}"), rob, seed, "given", m)
-                for m in ("em", "f1")
-            },
-        },
-        "variants": {},
-        "per_question": per_question,
     }
-    variants = [v for v in records[0]["variants"] if v != NULL] + [NULL]
-    for var in variants:
-        pq = {q: question_metrics(rec, var, rob) for q, rec in zip(qids, records, strict=True)}
-        names = next(iter(pq.values())).keys()
-        m = len(records[0]["variants"][var])
-        rows = [rec["variants"][var] for rec in records]
-        given_right = [g["em"] == 1.0 for g in given]
-        out["variants"][var] = {
-            "num_presentations": m,
-            "summary": {k: _ci([pq[q][k] for q in qids], rob, seed, var, k) for k in names},
-            "vs_control": {
-                k: _paired([pq[q][k] for q in qids], column(f"control_{k}"), rob, seed, var, k)
-                for k in ("em", "f1")
-            },
-            "flip_counts": {
-                "presentations": sum(len(rs) for rs in rows),
-                "right_to_wrong": sum(
-                    sum(r["em"] != 1.0 for r in rs)
-                    for rs, ok in zip(rows, given_right, strict=True)
-                    if ok
-                ),
-                "wrong_to_right": sum(
-                    sum(r["em"] == 1.0 for r in rs)
-                    for rs, ok in zip(rows, given_right, strict=True)
-                    if not ok
-                ),
-                "questions_any_right_to_wrong": int(sum(pq[q]["any_right_to_wrong"] for q in qids)),
-                "questions_any_wrong_to_right": int(sum(pq[q]["any_wrong_to_right"] for q in qids)),
-                "questions_answer_flip": int(sum(pq[q]["answer_flip"] for q in qids)),
-            },
-            "per_query": pq,
-        }
-    cost = {var: _cost(records, var) for var in variants}
+
+
+def _variant(
+    records: Sequence[Record],
+    var: str,
+    qids: Sequence[str],
+    given_right: Sequence[bool],
+    column: Callable[[str], list[float]],
+    rob: RobustnessConfig,
+    seed: int,
+) -> dict[str, Any]:
+    """One variant: its means over questions, its EM and F1 paired with the control's, its
+    flips against the given-order answer, and its per-question metrics."""
+    pq = {q: question_metrics(rec, var, rob) for q, rec in zip(qids, records, strict=True)}
+    names = next(iter(pq.values())).keys()
+    return {
+        "num_presentations": len(records[0]["variants"][var]),
+        "summary": {k: _ci([pq[q][k] for q in qids], rob, seed, var, k) for k in names},
+        "vs_control": {
+            k: _paired([pq[q][k] for q in qids], column(f"control_{k}"), rob, seed, var, k)
+            for k in ("em", "f1")
+        },
+        "flip_counts": _flip_counts(
+            [rec["variants"][var] for rec in records], given_right, [pq[q] for q in qids]
+        ),
+        "per_query": pq,
+    }
+
+
+def _flip_counts(
+    rows: Sequence[Sequence[Record]],
+    given_right: Sequence[bool],
+    pq: Sequence[Mapping[str, float]],
+) -> dict[str, int]:
+    """Presentations whose answer turned right to wrong (or back) against the given order's,
+    and the questions where any did, or where the answers differ."""
+    return {
+        "presentations": sum(len(rs) for rs in rows),
+        "right_to_wrong": sum(
+            sum(r["em"] != 1.0 for r in rs) for rs, ok in zip(rows, given_right, strict=True) if ok
+        ),
+        "wrong_to_right": sum(
+            sum(r["em"] == 1.0 for r in rs)
+            for rs, ok in zip(rows, given_right, strict=True)
+            if not ok
+        ),
+        "questions_any_right_to_wrong": int(sum(m["any_right_to_wrong"] for m in pq)),
+        "questions_any_wrong_to_right": int(sum(m["any_wrong_to_right"] for m in pq)),
+        "questions_answer_flip": int(sum(m["answer_flip"] for m in pq)),
+    }
+
+
+def _costs(
+    records: Sequence[Record], variants: Sequence[str], control: Sequence[Record]
+) -> dict[str, Any]:
+    """Each variant's cost per question, the control's, and the wall time."""
+    cost: dict[str, Any] = {var: _cost(records, var) for var in variants}
     cost["control"] = {
         "reads_per_question": 1.0,
         "generations_per_question": float(np.mean([not c["cached"] for c in control])),
     }
     seconds = [float(rec.get("seconds", 0.0)) for rec in records]
     cost["seconds_per_question"] = {"mean": float(np.mean(seconds)), "total": float(sum(seconds))}
-    out["cost"] = cost
-    return out
+    return cost

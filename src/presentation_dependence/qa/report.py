@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from presentation_dependence.io.markdown import markdown_table
@@ -44,11 +44,19 @@ def _diff(block: Mapping[str, Any]) -> str:
     )
 
 
+# (key in a variant's flip counts, label)
+_FLIPS = (
+    ("presentations", "presentations read"),
+    ("right_to_wrong", "right→wrong presentations"),
+    ("wrong_to_right", "wrong→right presentations"),
+    ("questions_answer_flip", "questions whose answer flips"),
+    ("questions_any_right_to_wrong", "questions with a right→wrong flip"),
+    ("questions_any_wrong_to_right", "questions with a wrong→right flip"),
+)
+
+
 def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
     """Three tables: order instability and flips per variant; EM/F1 against the control; cost."""
-    k = metrics["ndcg_k"]
-    level = round(100 * metrics["confidence"])
-    setup = metrics.get("setup", {})
     variants = list(metrics["variants"])
     head = [
         f"{v} (M = {metrics['variants'][v]['num_presentations']})"
@@ -56,7 +64,31 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
         else f"same-order null (M = {metrics['variants'][v]['num_presentations']})"
         for v in variants
     ]
-    out = [
+    out = _setup_lines(metrics)
+    rows = [
+        [
+            label.format(k=metrics["ndcg_k"]),
+            *(_ci(metrics["variants"][v]["summary"].get(key)) for v in variants),
+        ]
+        for key, label in _ROWS
+    ]
+    out += markdown_table(["metric", *head], rows)
+    out += ["", *_answers_table(metrics, variants)]
+    rows = [
+        [label, *(metrics["variants"][v]["flip_counts"][key] for v in variants)]
+        for key, label in _FLIPS
+    ]
+    out += ["", *markdown_table(["flips (counts)", *head], rows)]
+    out += _cost_lines(metrics.get("cost", {}), variants)
+    return "\n".join(out) + "\n"
+
+
+def _setup_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """What was measured, and the given (first-stage) order's ranking."""
+    k = metrics["ndcg_k"]
+    level = round(100 * metrics["confidence"])
+    setup = metrics.get("setup", {})
+    return [
         f"{metrics['num_questions']} questions; retention {setup.get('retention', '?')}, "
         f"reader order {setup.get('reader_order', '?')}; reader `{setup.get('reader', {}).get('name', '?')}`; "
         f"means over questions with {level}% percentile-bootstrap intervals "
@@ -66,23 +98,19 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
         f"gold recall of the retained paragraphs {_ci(metrics['given_order']['gold_recall'])}.",
         "",
     ]
-    rows = [
-        [label.format(k=k), *(_ci(metrics["variants"][v]["summary"].get(key)) for v in variants)]
-        for key, label in _ROWS
-    ]
-    out += markdown_table(["metric", *head], rows)
-    out += [
-        "",
+
+
+def _answers_table(metrics: Mapping[str, Any], variants: Sequence[str]) -> list[str]:
+    """EM and F1 of each reader input, against the all-paragraphs control."""
+    g = metrics["given_order"]
+    out = [
         "| reader input | EM | F1 | ΔEM vs control | ΔF1 vs control |",
         "|---|---|---|---|---|",
         f"| all paragraphs, given order (control) | {_ci(metrics['control']['em'])} | "
         f"{_ci(metrics['control']['f1'])} | | |",
-    ]
-    g = metrics["given_order"]
-    out.append(
         f"| retained, given order | {_ci(g['em'])} | {_ci(g['f1'])} | "
-        f"{_diff(g['vs_control']['em'])} | {_diff(g['vs_control']['f1'])} |"
-    )
+        f"{_diff(g['vs_control']['em'])} | {_diff(g['vs_control']['f1'])} |",
+    ]
     for v in variants:
         block = metrics["variants"][v]
         s = block["summary"]
@@ -90,34 +118,27 @@ def render_qa_markdown(metrics: Mapping[str, Any]) -> str:
             f"| retained, {v} (mean over presentations) | {_ci(s['em'])} | {_ci(s['f1'])} | "
             f"{_diff(block['vs_control']['em'])} | {_diff(block['vs_control']['f1'])} |"
         )
-    rows = []
-    for key, label in (
-        ("presentations", "presentations read"),
-        ("right_to_wrong", "right→wrong presentations"),
-        ("wrong_to_right", "wrong→right presentations"),
-        ("questions_answer_flip", "questions whose answer flips"),
-        ("questions_any_right_to_wrong", "questions with a right→wrong flip"),
-        ("questions_any_wrong_to_right", "questions with a wrong→right flip"),
-    ):
-        rows.append([label, *(metrics["variants"][v]["flip_counts"][key] for v in variants)])
-    out += ["", *markdown_table(["flips (counts)", *head], rows)]
-    cost = metrics.get("cost", {})
-    if cost:
-        parts = [
-            f"{v}: {cost[v]['forward_passes_per_question']:.1f} scoring passes, "
-            f"{cost[v]['generations_per_question']:.1f} of {cost[v]['reads_per_question']:.0f} "
-            "reads generated"
-            for v in variants
-            if v in cost
-        ]
-        sec = cost.get("seconds_per_question", {})
-        out += [
-            "",
-            "Cost per question: " + "; ".join(parts) + f"; control: 1 read. "
-            f"Wall time {sec.get('mean', 0.0):.1f} s per question, {sec.get('total', 0.0) / 60:.1f} min "
-            "in all (the rest of the reads were answered from the prompt-hash cache).",
-        ]
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _cost_lines(cost: Mapping[str, Any], variants: Sequence[str]) -> list[str]:
+    """The cost per question (none when the metrics hold no cost)."""
+    if not cost:
+        return []
+    parts = [
+        f"{v}: {cost[v]['forward_passes_per_question']:.1f} scoring passes, "
+        f"{cost[v]['generations_per_question']:.1f} of {cost[v]['reads_per_question']:.0f} "
+        "reads generated"
+        for v in variants
+        if v in cost
+    ]
+    sec = cost.get("seconds_per_question", {})
+    return [
+        "",
+        "Cost per question: " + "; ".join(parts) + f"; control: 1 read. "
+        f"Wall time {sec.get('mean', 0.0):.1f} s per question, {sec.get('total', 0.0) / 60:.1f} min "
+        "in all (the rest of the reads were answered from the prompt-hash cache).",
+    ]
 
 
 START, END = markers("qa-results")
