@@ -56,30 +56,51 @@ def chips_figure(
     for row, (order, keep) in enumerate(zip(orders, retained, strict=True)):
         y = len(orders) - 1 - row
         for slot, i in enumerate(order):
-            colour = colour_of[int(grades[i])]
-            solid = int(i) in keep
-            ax.add_patch(
-                plt.Rectangle(
-                    (slot + 0.08, y + 0.1),
-                    0.84,
-                    0.8,
-                    facecolor=colour if solid else "white",
-                    edgecolor="crimson" if int(i) in disagree else colour,
-                    linewidth=2.5 if int(i) in disagree else 1.2,
-                )
-            )
-            ax.text(
-                slot + 0.5,
-                y + 0.5,
-                str(int(i) + 1),
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="white" if solid else "black",
-            )
+            _chip(plt, ax, slot, y, int(i), colour_of[int(grades[i])], keep, disagree)
         ax.text(-0.2, y + 0.5, labels[row], ha="right", va="center", fontsize=8)
+    _chips_axes(plt, ax, n, len(orders), title, colour_of)
+    return fig
+
+
+def _chip(
+    plt: Any,
+    ax: Any,
+    slot: int,
+    y: int,
+    i: int,
+    colour: Any,
+    keep: frozenset[int],
+    disagree: frozenset[int],
+) -> None:
+    """Candidate ``i`` at ``slot`` of row ``y``: solid when kept, a red edge on disagreement."""
+    solid = i in keep
+    ax.add_patch(
+        plt.Rectangle(
+            (slot + 0.08, y + 0.1),
+            0.84,
+            0.8,
+            facecolor=colour if solid else "white",
+            edgecolor="crimson" if i in disagree else colour,
+            linewidth=2.5 if i in disagree else 1.2,
+        )
+    )
+    ax.text(
+        slot + 0.5,
+        y + 0.5,
+        str(i + 1),
+        ha="center",
+        va="center",
+        fontsize=7,
+        color="white" if solid else "black",
+    )
+
+
+def _chips_axes(
+    plt: Any, ax: Any, n: int, rows: int, title: str, colour_of: Mapping[int, Any]
+) -> None:
+    """The chips plot's axes: slot ticks, the caption, the title and the grade legend."""
     ax.set_xlim(-0.1, n + 0.1)
-    ax.set_ylim(0, len(orders))
+    ax.set_ylim(0, rows)
     step = max(1, n // 20)
     ax.set_xticks(np.arange(0, n, step) + 0.5, [str(j + 1) for j in range(0, n, step)], fontsize=7)
     ax.set_xlabel(
@@ -104,7 +125,6 @@ def chips_figure(
     )
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    return fig
 
 
 def _grade_colours(plt: Any, grades: np.ndarray) -> dict[int, Any]:

@@ -258,6 +258,18 @@ def write_report(
     dirs = [Path(d) for d in run_dirs]
     runs = [load_psi_run(d, label) for d, label in zip(dirs, run_labels(dirs, labels), strict=True)]
     out = Path(out_dir)
+    pngs = _figures(runs)
+    for name, data in pngs.items():
+        atomic_write_bytes(out / name, data)
+    md = _markdown(runs, seed, pngs)
+    atomic_write_text(out / "report.md", "\n".join(md))
+    atomic_write_text(out / "report.html", _html(md, pngs))
+    return out / "report.md", out / "report.html"
+
+
+def _figures(runs: Sequence[dict[str, Any]]) -> dict[str, bytes]:
+    """The report's PNGs by file name: τ-PSI bars, mean score by slot, and the first run's
+    presentations of one query (when it has a perturbed variant)."""
     bars = []
     for r in runs:
         for var, block in r["metrics"]["variants"].items():
@@ -275,8 +287,11 @@ def write_report(
     chips = _chips(runs[0])
     if chips is not None:
         pngs["presentations.png"] = chips
-    for name, data in pngs.items():
-        atomic_write_bytes(out / name, data)
+    return pngs
+
+
+def _markdown(runs: Sequence[dict[str, Any]], seed: int, pngs: dict[str, bytes]) -> list[str]:
+    """``report.md``'s lines: the runs, the table, the paired tests and the figures."""
     md = [
         "# Order-instability report",
         "",
@@ -298,8 +313,11 @@ def write_report(
     for name in ("presentations.png", "tau_psi.png", "slot_means.png"):
         if name in pngs:
             md += [f"## {captions[name]}", "", f"![{captions[name]}]({name})", ""]
-    md_text = "\n".join(md)
-    atomic_write_text(out / "report.md", md_text)
+    return md
+
+
+def _html(md: Sequence[str], pngs: dict[str, bytes]) -> str:
+    """``report.html``: the Markdown lines as HTML, the PNGs inlined."""
     body = []
     for line in md:
         if line.startswith("![") and "](" in line:
@@ -322,9 +340,7 @@ def write_report(
         "td{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
         "table{border-collapse:collapse}</style></head><body>"
     )
-    html_text = page + _wrap_tables(body) + "</body></html>\n"
-    atomic_write_text(out / "report.html", html_text)
-    return out / "report.md", out / "report.html"
+    return page + _wrap_tables(body) + "</body></html>\n"
 
 
 def _inline(text: str) -> str:
