@@ -102,18 +102,7 @@ def read_run(
     rows: dict[str, list[tuple[float, str, int, str]]] = {}
     seen: dict[tuple[str, str], int] = {}
     for lineno, line in iter_lines(path):
-        cols = line.split()
-        if len(cols) != 6:
-            raise InputFormatError(
-                path,
-                lineno,
-                "6 columns",
-                f"{len(cols)}: {line.strip()!r}",
-                _swapped_fix(cols, RUN_FIX),
-            )
-        qid, _q0, docid, rank_s, score_s, tag = cols
-        rank = parse_int(path, lineno, rank_s, "rank (column 4)", RUN_FIX)
-        score = parse_float(path, lineno, score_s, "score (column 5)", RUN_FIX)
+        qid, docid, rank, score, tag = _run_line(path, lineno, line)
         if (qid, docid) in seen:
             raise InputFormatError(
                 path,
@@ -142,6 +131,32 @@ def read_run(
         rows.setdefault(qid, []).append((score, docid, rank, tag))
     if not rows:
         raise _empty(path, "at least one run line", RUN_FIX)
+    first_tag = next(iter(rows.values()))[0][3]
+    return Run(entries=_trec_eval_order(path, rows), name=first_tag)
+
+
+def _run_line(path: Path, lineno: int, line: str) -> tuple[str, str, int, float, str]:
+    """``(qid, docid, rank, score, tag)`` of one run line, its columns checked."""
+    cols = line.split()
+    if len(cols) != 6:
+        raise InputFormatError(
+            path,
+            lineno,
+            "6 columns",
+            f"{len(cols)}: {line.strip()!r}",
+            _swapped_fix(cols, RUN_FIX),
+        )
+    qid, _q0, docid, rank_s, score_s, tag = cols
+    rank = parse_int(path, lineno, rank_s, "rank (column 4)", RUN_FIX)
+    score = parse_float(path, lineno, score_s, "score (column 5)", RUN_FIX)
+    return qid, docid, rank, score, tag
+
+
+def _trec_eval_order(
+    path: Path, rows: dict[str, list[tuple[float, str, int, str]]]
+) -> dict[str, tuple[RunEntry, ...]]:
+    """Each query's ``(score, docid, rank, tag)`` rows as entries in trec_eval's order, ranked
+    1, 2, ... in it; a warning when the rank column disagrees."""
     entries: dict[str, tuple[RunEntry, ...]] = {}
     disagree = 0
     for qid, qrows in rows.items():
@@ -162,8 +177,7 @@ def read_run(
             disagree,
             len(entries),
         )
-    first_tag = next(iter(rows.values()))[0][3]
-    return Run(entries=entries, name=first_tag)
+    return entries
 
 
 def _tie_safe(scores: list[float]) -> list[str]:
