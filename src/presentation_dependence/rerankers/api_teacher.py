@@ -145,6 +145,38 @@ def parse_grades(text: str, n: int) -> tuple[list[int | None], int]:
     return grades, bad
 
 
+def _slot_grades(
+    orders: Sequence[Sequence[int]], texts: Sequence[str], n: int
+) -> tuple[list[list[int | None]], int]:
+    """Each candidate's grade in every presentation (None where it did not parse), and the
+    number of answer lines that did not parse."""
+    grades: list[list[int | None]] = [[] for _ in range(n)]
+    bad_lines = 0
+    for order, text in zip(orders, texts, strict=True):
+        parsed, bad = parse_grades(text, n)
+        bad_lines += bad
+        for slot, i in enumerate(order):
+            grades[i].append(parsed[slot])
+    return grades, bad_lines
+
+
+def _mean_grades(
+    grades: Sequence[Sequence[int | None]],
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Each candidate's score, the mean of its parsed grades (0 when none parsed), and its
+    grades as the result's item details."""
+    scores = np.zeros(len(grades), dtype=np.float64)
+    item_details: list[dict[str, Any]] = []
+    for i, gs in enumerate(grades):
+        ok = [g for g in gs if g is not None]
+        scores[i] = float(np.mean(ok)) if ok else 0.0
+        item_details.append(
+            {"grades": gs, "parsed": len(ok), "missing": len(gs) - len(ok)}
+            | ({"all_missing": True} if not ok else {})
+        )
+    return scores, item_details
+
+
 @RERANKERS.register()
 class ClosedModelGenBscReranker:
     """A hosted chat model writes an integer grade per candidate; grades averaged over K orders."""
@@ -220,34 +252,13 @@ class ClosedModelGenBscReranker:
         details: dict[str, Any] = {"template": o.template, "parser": PARSER_VERSION}
         if n == 0:
             return RankResult.from_scores(query, candidates, [], details=details)
-        template = get_template(o.template)
-        texts = [clean_text(c.text, o.max_passage_chars) for c in candidates]
         orders = draw_orders(n, query.qid, num_orders=o.num_orders, seed=o.seed)
-        payloads = []
-        for order in orders:
-            user = template.render_user(
-                clean_text(query.text), [texts[i] for i in order], GRADE_LABELS
-            )
-            payloads.append(self._payload([{"role": "user", "content": user}], n))
+        payloads = self._payloads(query, candidates, orders)
         calls0, retries0 = self.client.http_calls, self.client.retries
         with ThreadPoolExecutor(max_workers=min(o.max_concurrency, len(payloads))) as pool:
             answers = list(pool.map(lambda p: self._answer(p, n), payloads))
-        grades: list[list[int | None]] = [[] for _ in range(n)]
-        bad_lines = 0
-        for order, (text, _, _) in zip(orders, answers, strict=True):
-            parsed, bad = parse_grades(text, n)
-            bad_lines += bad
-            for slot, i in enumerate(order):
-                grades[i].append(parsed[slot])
-        scores = np.zeros(n, dtype=np.float64)
-        item_details: list[dict[str, Any]] = []
-        for i, gs in enumerate(grades):
-            ok = [g for g in gs if g is not None]
-            scores[i] = float(np.mean(ok)) if ok else 0.0
-            item_details.append(
-                {"grades": gs, "parsed": len(ok), "missing": len(gs) - len(ok)}
-                | ({"all_missing": True} if not ok else {})
-            )
+        grades, bad_lines = _slot_grades(orders, [text for text, _, _ in answers], n)
+        scores, item_details = _mean_grades(grades)
         details.update(
             presentations=len(orders),
             orders=orders,
@@ -259,7 +270,37 @@ class ClosedModelGenBscReranker:
             retries=self.client.retries - retries0,
             response_models=sorted({a[1] for a in answers if a[1]}),
         )
-        total = n * len(orders)
+        self._check_missing(query, n, answers, details)
+        return RankResult.from_scores(
+            query, candidates, scores, item_details=item_details, details=details
+        )
+
+    def _payloads(
+        self, query: Query, candidates: Sequence[Candidate], orders: Sequence[Sequence[int]]
+    ) -> list[dict[str, Any]]:
+        """One request per presentation: the template's prompt with the passages in its order."""
+        o = self.options
+        template = get_template(o.template)
+        texts = [clean_text(c.text, o.max_passage_chars) for c in candidates]
+        payloads = []
+        for order in orders:
+            user = template.render_user(
+                clean_text(query.text), [texts[i] for i in order], GRADE_LABELS
+            )
+            payloads.append(self._payload([{"role": "user", "content": user}], len(candidates)))
+        return payloads
+
+    def _check_missing(
+        self,
+        query: Query,
+        n: int,
+        answers: Sequence[tuple[str, str, bool]],
+        details: dict[str, Any],
+    ) -> None:
+        """Fail the query when more than ``max_missing_fraction`` of its grades did not parse;
+        warn when any did not."""
+        o = self.options
+        total = n * details["presentations"]
         if details["missing_grades"] > o.max_missing_fraction * total:
             example = next(
                 (a[0] for a in answers if all(g is None for g in parse_grades(a[0], n)[0])),
@@ -277,12 +318,9 @@ class ClosedModelGenBscReranker:
                 "query %s: %d of %d grades unparseable (not credited), %d candidates with none",
                 query.qid,
                 details["missing_grades"],
-                n * len(orders),
+                total,
                 details["all_missing_candidates"],
             )
-        return RankResult.from_scores(
-            query, candidates, scores, item_details=item_details, details=details
-        )
 
     def describe(self) -> dict[str, Any]:
         opts = asdict(self.options)  # holds the *name* of the key variable, never its value

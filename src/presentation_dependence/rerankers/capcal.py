@@ -144,39 +144,12 @@ class CapCalGradeReranker(GradeReranker):
         }
         if not candidates:
             return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
-        backend, builder = self._ensure_loaded()
-
-        def run(prompts: Sequence[BuiltPrompt]) -> tuple[list[np.ndarray], ForwardStats]:
-            return backend.grade_probs(
-                prompts,
-                builder.grade_token_ids,
-                batch_size=opts.batch_size,
-                one_at_a_time=opts.one_at_a_time,
-                num_threads=opts.num_threads,
-            )
-
+        _, builder = self._ensure_loaded()
         groups = self._chunk_indices(len(candidates))
         prompts = [builder.build(query.text, [candidates[i].text for i in g]) for g in groups]
-        probs, stats = run(prompts)
-
-        # One content-free prompt per (query text, chunk length), made within this call.
-        keys = list(dict.fromkeys((query.text, len(g)) for g in groups))
-        cf_prompts = [builder.build(q, [opts.placeholder] * k) for q, k in keys]
-        cf_probs, cf_stats = run(cf_prompts)
-        cache = dict(zip(keys, cf_probs, strict=True))
-
-        calibrated: list[np.ndarray] = []
-        item_details: list[dict[str, Any]] = [{} for _ in candidates]
-        for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
-            if p.shape != (len(group), template.num_grades):
-                raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
-            p_cf = cache[(query.text, len(group))]
-            calibrated.append(calibrate(p, p_cf, alpha=opts.alpha, method=opts.method))
-            for slot, i in enumerate(group, start=1):
-                item_details[i] = {
-                    "grade_probs_raw": [float(x) for x in p[slot - 1]],
-                    "grade_probs_content_free": [float(x) for x in p_cf[slot - 1]],
-                }
+        probs, stats = self._grade_probs(prompts)
+        content_free, cf_stats = self._content_free(query.text, groups)
+        calibrated, item_details = self._calibrated(groups, probs, content_free, len(candidates))
         details.update(
             content_free_passes=cf_stats.forward_passes,
             content_free_prompt_tokens=cf_stats.prompt_tokens,
@@ -206,3 +179,50 @@ class CapCalGradeReranker(GradeReranker):
             cost=cost,
             item_details=item_details,
         )
+
+    def _grade_probs(self, prompts: Sequence[BuiltPrompt]) -> tuple[list[np.ndarray], ForwardStats]:
+        """P(g) at every slot of each prompt, and what the passes cost."""
+        backend, builder = self._ensure_loaded()
+        opts = self.cal
+        return backend.grade_probs(
+            prompts,
+            builder.grade_token_ids,
+            batch_size=opts.batch_size,
+            one_at_a_time=opts.one_at_a_time,
+            num_threads=opts.num_threads,
+        )
+
+    def _content_free(
+        self, query_text: str, groups: Sequence[Sequence[int]]
+    ) -> tuple[dict[int, np.ndarray], ForwardStats]:
+        """P_cf(g | s) by chunk length: one content-free prompt per (query text, chunk length),
+        made within this call."""
+        _, builder = self._ensure_loaded()
+        lengths = list(dict.fromkeys(len(g) for g in groups))
+        cf_prompts = [builder.build(query_text, [self.cal.placeholder] * k) for k in lengths]
+        cf_probs, cf_stats = self._grade_probs(cf_prompts)
+        return dict(zip(lengths, cf_probs, strict=True)), cf_stats
+
+    def _calibrated(
+        self,
+        groups: Sequence[Sequence[int]],
+        probs: Sequence[np.ndarray],
+        content_free: dict[int, np.ndarray],
+        n: int,
+    ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
+        """Each chunk's calibrated P'(g), and every candidate's raw and content-free P(g)."""
+        opts = self.cal
+        num_grades = get_template(opts.template).num_grades
+        calibrated: list[np.ndarray] = []
+        item_details: list[dict[str, Any]] = [{} for _ in range(n)]
+        for c_idx, (group, p) in enumerate(zip(groups, probs, strict=True)):
+            if p.shape != (len(group), num_grades):
+                raise RuntimeError(f"backend returned P(g) of shape {p.shape} for chunk {c_idx}")
+            p_cf = content_free[len(group)]
+            calibrated.append(calibrate(p, p_cf, alpha=opts.alpha, method=opts.method))
+            for slot, i in enumerate(group, start=1):
+                item_details[i] = {
+                    "grade_probs_raw": [float(x) for x in p[slot - 1]],
+                    "grade_probs_content_free": [float(x) for x in p_cf[slot - 1]],
+                }
+        return calibrated, item_details
