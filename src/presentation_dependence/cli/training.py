@@ -35,6 +35,12 @@ _TRAINING_CONFIG = "a training config (configs/self-distill/<variant>.yaml, conf
 
 
 def register(sub: Subparsers) -> None:
+    _register_silver(sub)
+    _register_train(sub)
+    _register_select_lambda(sub)
+
+
+def _register_silver(sub: Subparsers) -> None:
     s = command(
         sub,
         "silver",
@@ -49,6 +55,8 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--force", action="store_true", help="remake an existing silver file")
     add_shard(s, "score (its parts; a run without --shard then assembles the file)")
 
+
+def _register_train(sub: Subparsers) -> None:
     t = command(
         sub,
         "train",
@@ -86,6 +94,8 @@ def register(sub: Subparsers) -> None:
         "find its student) instead of refusing",
     )
 
+
+def _register_select_lambda(sub: Subparsers) -> None:
     sl = command(
         sub,
         "select-lambda",
