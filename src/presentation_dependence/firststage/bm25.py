@@ -299,18 +299,7 @@ def run_bm25s_beir(
     docids = list(corpus)
     run = bm25_search(docids, [corpus[d] for d in docids], queries, params)
     write_run(run, out_run, tie_safe=False)
-    metrics = None
-    evaluation = None
-    if evaluate:
-        ev = evaluate_run(run, qrels, EvalConfig(measures=["ndcg@10", "recall@100", "recall@1000"]))
-        metrics = {k: round(v, 4) for k, v in ev["mean"].items()}
-        evaluation = {
-            "qrels": str(folder / "qrels" / f"{split}.tsv"),
-            "measures": metrics,
-            "num_queries": ev["num_queries"],
-            "tool": "pytrec_eval (presentation_dependence.runners.evaluate_run)",
-        }
-        log.info("%s: %s over %d queries", out_run, metrics, ev["num_queries"])
+    evaluation = _evaluation(run, qrels, folder, split, out_run) if evaluate else None
     record = RunRecord(
         retriever="bm25s",
         description=params.describe(),
@@ -322,7 +311,22 @@ def run_bm25s_beir(
         evaluation=evaluation,
     )
     meta = record_run(out_run.parent, name, collection, out_run.name, record)
+    metrics = None if evaluation is None else evaluation["measures"]
     return BM25Outcome(out_run, meta, len(queries), metrics)
+
+
+def _evaluation(run: Run, qrels: Qrels, folder: Path, split: str, out_run: Path) -> dict[str, Any]:
+    """nDCG@10, recall@100 and recall@1000 of ``run`` against the split's judgements, as the
+    run's record holds them."""
+    ev = evaluate_run(run, qrels, EvalConfig(measures=["ndcg@10", "recall@100", "recall@1000"]))
+    metrics = {k: round(v, 4) for k, v in ev["mean"].items()}
+    log.info("%s: %s over %d queries", out_run, metrics, ev["num_queries"])
+    return {
+        "qrels": str(folder / "qrels" / f"{split}.tsv"),
+        "measures": metrics,
+        "num_queries": ev["num_queries"],
+        "tool": "pytrec_eval (presentation_dependence.runners.evaluate_run)",
+    }
 
 
 def params_from(preset: str, **overrides: Any) -> BM25Params:

@@ -163,6 +163,18 @@ def fetch_pyserini_dataset(
         pyserini_problems(spec.index, assume_cached=assume_cached),
     )
     out = Path(out_dir)
+    run, topics = _retrieve(spec, depth, threads)
+    run_path = write_run(run, out / run_file, tie_safe=False)
+    write_topics(topics.items(), out / "topics.tsv")
+    write_qrels(_qrels(spec.qrels), out / "qrels.txt")
+    _record(spec, out, len(topics), depth, argv, run_file)
+    log.info("%s: %d queries, %d lines", run_path, len(run.entries), len(run))
+    return run_path
+
+
+def _retrieve(spec: PyseriniSpec, depth: int, threads: int) -> tuple[Run, dict[str, str]]:
+    """BM25 top-``depth`` of every topic (the query's own document dropped with
+    ``remove_query``); the run (queries without a hit left out) and the topics."""
     searcher = _searcher(spec.index)
     searcher.set_bm25(spec.k1, spec.b)
     topics = _topics(spec.topics)
@@ -179,10 +191,18 @@ def fetch_pyserini_dataset(
         entries[qid] = tuple(
             RunEntry(qid, d, r, s, "bm25") for r, (s, d) in enumerate(_ordered(rows, depth), 1)
         )
-    run = Run({q: e for q, e in entries.items() if e}, name="bm25")
-    run_path = write_run(run, out / run_file, tie_safe=False)
-    write_topics(((q, topics[q]) for q in qids), out / "topics.tsv")
-    write_qrels(_qrels(spec.qrels), out / "qrels.txt")
+    return Run({q: e for q, e in entries.items() if e}, name="bm25"), topics
+
+
+def _record(
+    spec: PyseriniSpec,
+    out: Path,
+    num_queries: int,
+    depth: int,
+    argv: Sequence[str],
+    run_file: str,
+) -> None:
+    """Record how the run was made (retriever, parameters, libraries, Java) beside it."""
     java = os.environ.get("JAVA_HOME", "")
     record = RunRecord(
         retriever="pyserini",
@@ -199,7 +219,7 @@ def fetch_pyserini_dataset(
     collection = CollectionInfo(
         path=spec.index,
         layout="pyserini",
-        num_queries=len(qids),
+        num_queries=num_queries,
         source={"index": spec.index, "topics": spec.topics, "qrels": spec.qrels},
     )
     record_run(
@@ -210,8 +230,6 @@ def fetch_pyserini_dataset(
         record,
         files={"qrels": "qrels.txt", "topics": "topics.tsv"},
     )
-    log.info("%s: %d queries, %d lines", run_path, len(run.entries), len(run))
-    return run_path
 
 
 def doc_text(raw: str | None) -> str:
