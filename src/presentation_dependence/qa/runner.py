@@ -39,11 +39,11 @@ from presentation_dependence.qa.reader import FrozenReader, Reader, load_reader_
 from presentation_dependence.qa.scoring import best_em_f1
 from presentation_dependence.records import Qrels, RerankRequest
 from presentation_dependence.robustness.store import candidate_grades, ideal_grades
+from presentation_dependence.runners.command import StageCommand
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY, resolved_data_paths
 from presentation_dependence.runners.run_folder import safe_file_stem
 from presentation_dependence.runners.stage import (
     CONFIG_KEY,
-    StageCommand,
     StoredInput,
     config_fingerprint,
     run_stage,

@@ -38,10 +38,10 @@ from presentation_dependence.robustness.store import (
     write_columnar,
     write_query,
 )
+from presentation_dependence.runners.command import StageCommand
 from presentation_dependence.runners.fingerprint import resolved_data_paths
 from presentation_dependence.runners.run_folder import safe_file_stem
 from presentation_dependence.runners.stage import (
-    StageCommand,
     StoredInput,
     config_fingerprint,
     run_stage,

@@ -22,11 +22,11 @@ from presentation_dependence.io.rankllm_json import write_rankllm_results
 from presentation_dependence.io.trec import format_qrels, format_run, read_qrels
 from presentation_dependence.records import RankResult, RerankRequest, Run
 from presentation_dependence.rerankers import Reranker
+from presentation_dependence.runners.command import StageCommand
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY, resolved_data_paths
 from presentation_dependence.runners.run_folder import RANKLLM_RESULTS, RunFolder, default_run_dir
 from presentation_dependence.runners.stage import (
     CONFIG_KEY,
-    StageCommand,
     StoredInput,
     config_fingerprint,
     run_stage,

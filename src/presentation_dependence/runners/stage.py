@@ -26,19 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-import numpy as np
-
-from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.presentations import (
-    NULL,
-    PerturbationContext,
-    draw_presentations,
-    same_order,
-)
 from presentation_dependence.provenance import collect_provenance, cpu_info, cpu_label
 from presentation_dependence.records import RerankRequest
-from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.runners.costs import UnitClock, record_unit_cost, units_by_processor
 from presentation_dependence.runners.fingerprint import (
     FINGERPRINT_KEY,
@@ -50,7 +40,7 @@ from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.secrets import redact_obj
 
 __all__ = ["CONFIG_KEY", "Stage", "StageSummary", "StoredInput", "config_fingerprint", "run_stage"]
-__all__ += ["StageCommand", "UnitStage", "parse_shard", "run_units", "shard_requests"]
+__all__ += ["UnitStage", "parse_shard", "run_units", "shard_requests"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -207,6 +197,10 @@ class _Plan(Generic[U, S, R]):
             ) from None
         return self.stage.problem(unit, stored)
 
+    def missing(self, unit: U) -> bool:
+        """Whether ``unit`` has no file yet."""
+        return not self.stage.path(self.stage.key(unit)).exists()
+
     def changed(self, units: Sequence[U], recompute: bool) -> dict[str, str]:
         out: dict[str, str] = {}
         for u in units:
@@ -280,11 +274,7 @@ def run_units(
     plan = _Plan(stage, folder)
     mine = shard_requests(units, shard)
     changed = plan.changed(mine, recompute_changed)
-
-    def missing(u: U) -> bool:
-        return not stage.path(stage.key(u)).exists()
-
-    todo = [u for u in mine if stage.key(u) in changed or missing(u)]
+    todo = [u for u in mine if stage.key(u) in changed or plan.missing(u)]
     for path in stale if changed else ():
         if path.exists():
             path.unlink()
@@ -315,15 +305,17 @@ def run_units(
         len(todo),
     )
     computed = _compute(stage, folder, plan, todo, len(units), desc, wait_for_others)
-    elsewhere = len(todo) - computed
-    if elsewhere:
-        log.info(
-            "%d %ss were computed by another process sharing this folder", elsewhere, stage.unit
-        )
-    left = sum(1 for u in units if missing(u))
-    if left:
-        log.info("%d %ss still missing; outputs are written once all are done", left, stage.unit)
+    left = sum(map(plan.missing, units))
+    _log_outcome(stage.unit, len(todo) - computed, left)
     return StageSummary(len(units), computed, done, left == 0)
+
+
+def _log_outcome(unit: str, elsewhere: int, left: int) -> None:
+    """Say how many units another process computed and how many are still missing."""
+    if elsewhere:
+        log.info("%d %ss were computed by another process sharing this folder", elsewhere, unit)
+    if left:
+        log.info("%d %ss still missing; outputs are written once all are done", left, unit)
 
 
 def _compute(
@@ -367,46 +359,3 @@ def _compute(
         )
         computed += sum(attempt(u, wait=True) for u in held_elsewhere)
     return computed
-
-
-class StageCommand:
-    """What the ``run``, ``psi`` and ``qa`` commands share: the config, the run folder, the
-    shard, the command line, ``recompute_changed``, the reranker (built on first use) and the
-    presentations of the ``robustness`` block."""
-
-    def __init__(
-        self,
-        cfg: ExperimentConfig,
-        run_dir: str | Path,
-        *,
-        shard: tuple[int, int] | None = None,
-        argv: Sequence[str] | None = None,
-        reranker: Reranker | None = None,
-        recompute_changed: bool = False,
-    ) -> None:
-        self.cfg = cfg
-        self.folder = RunFolder(run_dir)
-        self.shard = shard
-        self.argv = argv
-        self._reranker = reranker
-        self.recompute_changed = recompute_changed
-        rob = cfg.robustness  # the seed of the presentations below
-        self.presentation_seed = rob.seed if rob.seed is not None else cfg.seed
-
-    @property
-    def reranker(self) -> Reranker:
-        if self._reranker is None:
-            rc = self.cfg.reranker
-            self._reranker = build_reranker(rc.reranker_class, rc.options)
-        return self._reranker
-
-    def presentations(self, req: RerankRequest, grades: np.ndarray) -> dict[str, np.ndarray]:
-        """What ``psi`` and ``qa`` score for ``req`` (``grades``: each candidate's qrels grade):
-        every perturbation of the ``robustness`` block, and the same-order null."""
-        rob = self.cfg.robustness
-        b = getattr(self.cfg.reranker.options, "chunk_size", None)
-        ctx = PerturbationContext(grades, rob.relevant_grade, b if isinstance(b, int) else None)
-        n, m, seed = len(req.candidates), rob.num_presentations, self.presentation_seed
-        out = {k: draw_presentations(k, n, m, seed, req.query.qid, ctx) for k in rob.perturbations}
-        out[NULL] = same_order(n, rob.null_repeats or m)
-        return out
