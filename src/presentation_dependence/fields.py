@@ -79,24 +79,13 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
     if tp is Any:
         return value
     if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(tp):
-            try:
-                return check_type(value, arg, key)
-            except ConfigError:
-                continue
-        raise ConfigError(f"{key}: {shown(value)} is not a valid {_type_name(tp)}", key=key)
+        return _check_union(value, tp, key)
     if tp is type(None):
         if value is None:
             return None
         raise ConfigError(f"{key}: expected null, got {shown(value)}", key=key)
     if origin is typing.Literal:
-        if value in typing.get_args(tp):
-            return value
-        choices = [str(a) for a in typing.get_args(tp)]
-        raise ConfigError(
-            f"{key}: {shown(value)} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}",
-            key=key,
-        )
+        return _check_literal(value, tp, key)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"{key}: expected a list, got {shown(value)}", key=key)
@@ -108,22 +97,8 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key}: expected a mapping, got {shown(value)}", key=key)
         return dict(value)
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected a number, got {shown(value)}", key=key)
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected an integer, got {shown(value)}", key=key)
-        return value
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {shown(value)}", key=key)
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected a string, got {shown(value)}", key=key)
-        return value
+    if tp in (float, int, bool, str):
+        return _check_scalar(value, tp, key)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
             raise ConfigError(
@@ -131,6 +106,40 @@ def check_type(value: Any, tp: Any, key: str) -> Any:
             )
         return build_dataclass(tp, value, key)
     return value
+
+
+def _check_union(value: Any, tp: Any, key: str) -> Any:
+    """``value`` as the first member of the union ``tp`` it is valid as."""
+    for arg in typing.get_args(tp):
+        try:
+            return check_type(value, arg, key)
+        except ConfigError:
+            continue
+    raise ConfigError(f"{key}: {shown(value)} is not a valid {_type_name(tp)}", key=key)
+
+
+def _check_literal(value: Any, tp: Any, key: str) -> Any:
+    """``value`` when it is one of the literal's choices; else an error suggesting the nearest."""
+    if value in typing.get_args(tp):
+        return value
+    choices = [str(a) for a in typing.get_args(tp)]
+    raise ConfigError(
+        f"{key}: {shown(value)} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}",
+        key=key,
+    )
+
+
+_SCALARS = {float: "a number", int: "an integer", bool: "true or false", str: "a string"}
+
+
+def _check_scalar(value: Any, tp: type, key: str) -> Any:
+    """A number, integer, boolean or string; an integer passes as a number (made a float), a
+    boolean never passes as either."""
+    kinds = (int, float) if tp is float else tp
+    valid = isinstance(value, kinds) and (tp is bool or not isinstance(value, bool))
+    if not valid:
+        raise ConfigError(f"{key}: expected {_SCALARS[tp]}, got {shown(value)}", key=key)
+    return float(value) if tp is float else value
 
 
 def build_dataclass(cls: type[T], raw: Mapping[str, Any], prefix: str = "") -> T:
