@@ -140,15 +140,13 @@ def analyse_qa(records: Sequence[Record], rob: RobustnessConfig, *, seed: int) -
     if not records:
         raise ValueError("no QA records")
     qids = [str(rec["qid"]) for rec in records]
-    given = [rec["variants"][NULL][0] for rec in records]
-    control = [rec["control"] for rec in records]
-    per_question = _per_question(records, qids, given, control, rob)
+    per_question = _per_question(records, rob)
 
     def column(key: str) -> list[float]:
         return [float(per_question[q][key]) for q in qids]
 
     variants = [v for v in records[0]["variants"] if v != NULL] + [NULL]
-    given_right = [g["em"] == 1.0 for g in given]
+    given_right = [rec["variants"][NULL][0]["em"] == 1.0 for rec in records]
     return {
         "num_questions": len(records),
         "ndcg_k": rob.ndcg_k,
@@ -163,20 +161,16 @@ def analyse_qa(records: Sequence[Record], rob: RobustnessConfig, *, seed: int) -
             var: _variant(records, var, qids, given_right, column, rob, seed) for var in variants
         },
         "per_question": per_question,
-        "cost": _costs(records, variants, control),
+        "cost": _costs(records, variants),
     }
 
 
-def _per_question(
-    records: Sequence[Record],
-    qids: Sequence[str],
-    given: Sequence[Record],
-    control: Sequence[Record],
-    rob: RobustnessConfig,
-) -> dict[str, dict[str, float]]:
+def _per_question(records: Sequence[Record], rob: RobustnessConfig) -> dict[str, dict[str, float]]:
     """Each question's control answer and given-order reading (the null's first presentation)."""
-    return {
-        q: {
+    out = {}
+    for rec in records:
+        g, c = rec["variants"][NULL][0], rec["control"]
+        out[str(rec["qid"])] = {
             "control_em": c["em"],
             "control_f1": c["f1"],
             "given_em": g["em"],
@@ -186,8 +180,7 @@ def _per_question(
             ),
             "given_gold_recall": _recall(g["retained"], _gold(rec, rob.relevant_grade)),
         }
-        for q, rec, g, c in zip(qids, records, given, control, strict=True)
-    }
+    return out
 
 
 def _given_order(
@@ -256,14 +249,12 @@ def _flip_counts(
     }
 
 
-def _costs(
-    records: Sequence[Record], variants: Sequence[str], control: Sequence[Record]
-) -> dict[str, Any]:
+def _costs(records: Sequence[Record], variants: Sequence[str]) -> dict[str, Any]:
     """Each variant's cost per question, the control's, and the wall time."""
     cost: dict[str, Any] = {var: _cost(records, var) for var in variants}
     cost["control"] = {
         "reads_per_question": 1.0,
-        "generations_per_question": float(np.mean([not c["cached"] for c in control])),
+        "generations_per_question": float(np.mean([not r["control"]["cached"] for r in records])),
     }
     seconds = [float(rec.get("seconds", 0.0)) for rec in records]
     cost["seconds_per_question"] = {"mean": float(np.mean(seconds)), "total": float(sum(seconds))}
