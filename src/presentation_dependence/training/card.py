@@ -63,7 +63,11 @@ def render_card(student: ShippedStudent, results_md: str = "") -> str:
         "",
         *_training(student),
         "",
-        *_measured(results_md),
+        "## Measured",
+        "",
+        f"<!-- {RESULTS_BLOCK}:start -->",
+        results_md.strip() or "Not measured yet.",
+        f"<!-- {RESULTS_BLOCK}:end -->",
         "",
         *_licence_note(student),
     ]
@@ -139,15 +143,4 @@ def _training(student: ShippedStudent) -> list[str]:
         ),
         "",
         "The whole training config as it ran: `training_config.yaml`.",
-    ]
-
-
-def _measured(results_md: str) -> list[str]:
-    """The generated block the study's results table fills."""
-    return [
-        "## Measured",
-        "",
-        f"<!-- {RESULTS_BLOCK}:start -->",
-        results_md.strip() or "Not measured yet.",
-        f"<!-- {RESULTS_BLOCK}:end -->",
     ]
