@@ -9,13 +9,13 @@ import pytest
 from presdep_tools.testing.chat_server import ChatServer, TransformersCompleter
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge import build_judge, make_requests
-from presentation_dependence.judge.api import (
+from presentation_dependence.judge.judges.api import (
     ApiJudge,
     ApiJudgeOptions,
     merge_pass_stats,
     parse_prometheus,
 )
-from presentation_dependence.judge.generative import TransformersJudgeOptions
+from presentation_dependence.judge.judges.generative import TransformersJudgeOptions
 from presentation_dependence.judge.report import noise_markdown
 from presentation_dependence.judge.scoring import summarise_noise
 from presentation_dependence.judge.sweep import run_noise

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.generative import (
+from presentation_dependence.judge.items.records import write_records
+from presentation_dependence.judge.judges.generative import (
     JUDGE_TEMPLATES,
     TransformersJudge,
     TransformersJudgeOptions,
 )
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.records import write_records
 from presentation_dependence.judge.sweep import run_noise
 from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items

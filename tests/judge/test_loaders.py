@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.loaders import ResponseDataConfig, load_response_set
-from presentation_dependence.judge.records import JudgeRecord, read_records, write_records
+from presentation_dependence.judge.items.loaders import ResponseDataConfig, load_response_set
+from presentation_dependence.judge.items.records import JudgeRecord, read_records, write_records
 from tests.judge.conftest import make_items
 
 

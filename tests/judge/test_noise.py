@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from presentation_dependence.judge.judges.scripted import ScriptedJudge, ScriptedJudgeOptions
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.scripted import ScriptedJudge, ScriptedJudgeOptions
 from presentation_dependence.judge.sweep import run_noise
 from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from presentation_dependence.judge.records import JudgeRecord
+from presentation_dependence.judge.items.records import JudgeRecord
 from presentation_dependence.judge.scoring import (
     compare_reruns,
     compare_runs,

@@ -16,7 +16,7 @@ Procedure (``presdep gate``; docs/JUDGE.md):
 
 Cache: ``<cache_dir>/<key>.jsonl`` holds every call's record, keyed by (item, placement, repeat),
 rewritten after every 32 calls (an interrupted gate resumes there);
-``key`` is :meth:`~presentation_dependence.judge.base.JudgeIdentity.cache_key` of (judge class,
+``key`` is :meth:`~presentation_dependence.judge.judges.base.JudgeIdentity.cache_key` of (judge class,
 model snapshot, prompt version, parser version, seed), written beside it as ``<key>.json``. A
 changed model, template text, parser or seed therefore never reuses an old verdict.
 """
@@ -36,13 +36,13 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.judge.base import Judge
-from presentation_dependence.judge.records import (
+from presentation_dependence.judge.items.records import (
     JudgeRecord,
     JudgeRequest,
     read_records,
     write_records,
 )
+from presentation_dependence.judge.judges.base import Judge
 from presentation_dependence.runners.progress import progress
 
 __all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]

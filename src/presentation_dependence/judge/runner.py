@@ -34,19 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.judge.base import Judge, build_judge
 from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
 from presentation_dependence.judge.gate import GateVerdict, run_gate
-from presentation_dependence.judge.loaders import load_response_set
-from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.ranking import RankStage, ranking_summary, usable_items
-from presentation_dependence.judge.records import (
+from presentation_dependence.judge.items.loaders import load_response_set
+from presentation_dependence.judge.items.records import (
     JudgeRecord,
     JudgeRequest,
     ResponseItem,
     read_records,
     write_records,
 )
+from presentation_dependence.judge.judges.base import Judge, build_judge
+from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.judge.ranking import RankStage, ranking_summary, usable_items
 from presentation_dependence.judge.report import (
     jsonable,
     noise_markdown,

@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from presentation_dependence.judge.records import JudgeRecord
+from presentation_dependence.judge.items.records import JudgeRecord
 from presentation_dependence.metrics.stats import bootstrap_ci, mean_with_ci, paired_bootstrap
 from presentation_dependence.seeding import named_rng
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
-from presentation_dependence.judge.records import JudgeRecord, read_records
+from presentation_dependence.judge.items.records import JudgeRecord, read_records
 from presentation_dependence.judge.report import (
     _ci,
     _table,

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.judge.api import merge_pass_stats
-from presentation_dependence.judge.base import Judge
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, read_records
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, read_records
+from presentation_dependence.judge.judges.api import merge_pass_stats
+from presentation_dependence.judge.judges.base import Judge
 from presentation_dependence.judge.scoring import compare_reruns
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
 from presentation_dependence.runners.run_folder import RunFolder
@@ -104,7 +104,7 @@ def parts(
 class JudgedPart:
     """A part's records, the seconds its judge call took (None: not recorded), the fingerprints
     stored with it (only the identity for a part of the old layout) and, for a judge of a served
-    model, the server's load during the call (:class:`~presentation_dependence.judge.api.PassStats`)."""
+    model, the server's load during the call (:class:`~presentation_dependence.judge.judges.api.PassStats`)."""
 
     records: list[JudgeRecord]
     seconds: float | None
