@@ -6,17 +6,15 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from presentation_dependence.judge.items.records import JudgeRecord
 from presentation_dependence.judge.scoring import (
     compare_reruns,
     compare_runs,
     item_scores,
-    mcnemar_exact,
     summarise_records,
-    wilson_interval,
 )
+from tests.metrics.test_proportions import wilson_by_hand
 
 
 def rec(
@@ -44,45 +42,6 @@ def rec(
         parse_status="ok" if verdict is not None else "no_marker",
         token_ids=tokens,
     )
-
-
-def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
-@pytest.mark.parametrize(("k", "n"), [(8, 10), (0, 7), (7, 7), (517, 1763)])
-def test_wilson_matches_the_formula(k: int, n: int) -> None:
-    assert wilson_interval(k, n) == pytest.approx(wilson_by_hand(k, n), abs=1e-9)
-
-
-def test_wilson_textbook_value_and_empty() -> None:
-    low, high = wilson_interval(8, 10)
-    assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
-    assert all(math.isnan(x) for x in wilson_interval(0, 0))
-
-
-def test_mcnemar_exact_by_hand() -> None:
-    a = [True] * 5 + [False] * 1 + [True] * 3 + [False] * 2
-    b = [False] * 5 + [True] * 1 + [True] * 3 + [False] * 2
-    r = mcnemar_exact(a, b)
-    assert (r["a_only"], r["b_only"], r["both_correct"], r["both_wrong"]) == (5, 1, 3, 2)
-    assert r["p_value"] == pytest.approx(2 * (math.comb(6, 0) + math.comb(6, 1)) / 2**6)  # 0.21875
-    assert r["diff"] == pytest.approx(8 / 11 - 4 / 11)
-
-
-def test_mcnemar_against_scipy_and_degenerate() -> None:
-    a = np.r_[np.ones(39, bool), np.zeros(26, bool), np.ones(50, bool)]
-    b = np.r_[np.zeros(39, bool), np.ones(26, bool), np.ones(50, bool)]
-    r = mcnemar_exact(a, b)
-    tail = sum(math.comb(65, i) for i in range(27)) / 2**65
-    assert r["p_value"] == pytest.approx(min(1.0, 2 * tail), rel=1e-9)
-    assert r["p_value"] == pytest.approx(stats.binomtest(39, 65, 0.5).pvalue)
-    assert mcnemar_exact([True, False], [True, False])["p_value"] == 1.0
-    with pytest.raises(ValueError):
-        mcnemar_exact([True], [True, False])
 
 
 def test_conventions_and_slot_table_by_hand() -> None:

@@ -9,7 +9,8 @@ Procedure (``presdep gate``; docs/JUDGE.md):
    chance``), quantised to the grid: q = round(s / grid) · grid (``grid: 0`` = no quantising),
    so sub-grid jitter cannot move the mean.
 3. mean = mean of q over cases. Measured noise: the SE of that mean from rerun variation alone,
-   SE = √(Σ_i s²_i / k) / n with s²_i the variance (ddof 1) of case i's k calls; margin = z · SE.
+   SE = √(Σ_i s²_i / k) / n with s²_i the variance (ddof 1) of case i's k calls
+   (:func:`~presentation_dependence.metrics.reruns.rerun_se`); margin = z · SE.
 4. Decision: ``pass`` if mean ≥ threshold; ``pass_within_noise`` if threshold − margin ≤ mean <
    threshold; ``fail`` (exit code 1) only if mean < threshold − margin. With k = 1 no noise is
    measured: the margin is 0 and the verdict says so.
@@ -43,6 +44,7 @@ from presentation_dependence.judge.items.records import (
     write_records,
 )
 from presentation_dependence.judge.judges.base import Judge
+from presentation_dependence.metrics.reruns import rerun_se
 from presentation_dependence.runners.progress import progress
 
 __all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]
@@ -152,9 +154,8 @@ def _evaluate(
                 "quantised": q,
             }
         )
-    n = len(cases)
     k = len(calls[0])
-    noise_se = math.sqrt(sum(variances) / k) / n if k > 1 else float("nan")
+    noise_se = rerun_se(variances, k)
     return {
         "mean": float(np.mean(quantised)),
         "mean_unquantised": float(np.mean(scores)),

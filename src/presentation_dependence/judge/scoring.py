@@ -50,10 +50,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
-from scipy import stats
 
 from presentation_dependence.judge.items.records import JudgeRecord
+from presentation_dependence.metrics.proportions import mcnemar_exact, wilson_interval
+from presentation_dependence.metrics.reruns import flip_noise_to_se
 from presentation_dependence.metrics.stats import bootstrap_ci, mean_with_ci, paired_bootstrap
 from presentation_dependence.seeding import named_rng
 
@@ -62,20 +62,10 @@ __all__ = [
     "compare_reruns",
     "compare_runs",
     "item_scores",
-    "mcnemar_exact",
     "slot_table",
     "summarise_noise",
     "summarise_records",
-    "wilson_interval",
 ]
-
-
-def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of k successes in n trials (NaNs when n = 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def item_scores(
@@ -201,31 +191,6 @@ def summarise_records(
     }
 
 
-def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> dict[str, Any]:
-    """Exact McNemar test between paired right/wrong verdicts of A and B."""
-    a = np.asarray(a_correct, dtype=bool)
-    b = np.asarray(b_correct, dtype=bool)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"a and b must be paired 1-D vectors, got {a.shape} and {b.shape}")
-    if a.size == 0:
-        raise ValueError("no paired units")
-    a_only = int(np.count_nonzero(a & ~b))
-    b_only = int(np.count_nonzero(~a & b))
-    discordant = a_only + b_only
-    p = 1.0 if discordant == 0 else float(stats.binomtest(a_only, discordant, 0.5).pvalue)
-    return {
-        "n": int(a.size),
-        "both_correct": int(np.count_nonzero(a & b)),
-        "a_only": a_only,
-        "b_only": b_only,
-        "both_wrong": int(np.count_nonzero(~a & ~b)),
-        "accuracy_a": float(a.mean()),
-        "accuracy_b": float(b.mean()),
-        "diff": float(a.mean() - b.mean()),
-        "p_value": p,
-    }
-
-
 def align_records(
     a: Sequence[JudgeRecord], b: Sequence[JudgeRecord]
 ) -> list[tuple[JudgeRecord, JudgeRecord]]:
@@ -295,12 +260,6 @@ def compare_reruns(
     flips = sum(ra.correct != rb.correct for ra, rb in pairs)
     f = flips / m
     p_hat = float(np.mean([(ra.correct + rb.correct) / 2 for ra, rb in pairs]))
-    if f == 0:
-        ratio = 0.0
-    elif 0 < p_hat < 1:
-        ratio = float(np.sqrt(f / (2 * p_hat * (1 - p_hat))))
-    else:
-        ratio = float("nan")
     per_item: dict[str, list[float]] = {}
     for ra, rb in pairs:
         per_item.setdefault(ra.item_id, []).append(rb.score() - ra.score())
@@ -325,7 +284,7 @@ def compare_reruns(
         "accuracy_b": float(np.mean([rb.correct for _, rb in pairs])),
         "score_change": float(d.mean()),
         "score_change_se": se,
-        "noise_to_se": ratio,
+        "noise_to_se": flip_noise_to_se(f, p_hat),
         "first_diff": {
             "unit": diffs[0][1] if diffs else "token",
             "count": len(positions),

@@ -46,7 +46,8 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.scoring import compare_runs, wilson_interval
+from presentation_dependence.judge.scoring import compare_runs
+from presentation_dependence.metrics.proportions import wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.costs import phase_cost, units_by_processor
