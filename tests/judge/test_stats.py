@@ -8,12 +8,10 @@ import numpy as np
 import pytest
 
 from presentation_dependence.judge.items.records import JudgeRecord
-from presentation_dependence.judge.scoring import (
-    compare_reruns,
-    compare_runs,
-    item_scores,
-    summarise_records,
-)
+from presentation_dependence.judge.scoring.noise import compare_reruns
+from presentation_dependence.judge.scoring.paired import compare_runs
+from presentation_dependence.judge.scoring.settings import ScoringSettings
+from presentation_dependence.judge.scoring.summary import item_scores, summarise_records
 from tests.metrics.test_proportions import wilson_by_hand
 
 
@@ -57,7 +55,7 @@ def test_conventions_and_slot_table_by_hand() -> None:
     _, fc = item_scores(x + y, "chance")
     assert f0.tolist() == [0.5, 0.25]
     assert fc.tolist() == [(1 + 0 + 0.25 + 1) / 4, 0.25]
-    s = summarise_records(x + y, rng=np.random.default_rng(0), n_resamples=200)
+    s = summarise_records(x + y, ScoringSettings(seed=0, n_resamples=200))
     assert s["score_fail0"]["mean"] == pytest.approx(0.375)
     assert s["score_fail_chance"]["mean"] == pytest.approx((0.5625 + 0.25) / 2)
     assert (s["parse_failures"], s["parse_failure_rate"]) == (1, 1 / 8)
@@ -77,11 +75,11 @@ def test_spread_interval_is_seeded_and_brackets_the_point() -> None:
         for i in range(40)
         for s in range(4)
     ]
-    a = summarise_records(recs, rng=np.random.default_rng(5), n_resamples=500)["slot_spread"]
-    b = summarise_records(recs, rng=np.random.default_rng(5), n_resamples=500)["slot_spread"]
+    a = summarise_records(recs, ScoringSettings(seed=5, n_resamples=500))["slot_spread"]
+    b = summarise_records(recs, ScoringSettings(seed=5, n_resamples=500))["slot_spread"]
     assert a == b
     assert a["ci_low"] <= a["spread"] <= a["ci_high"]
-    one = summarise_records(recs[:4], rng=np.random.default_rng(5))["slot_spread"]
+    one = summarise_records(recs[:4], ScoringSettings(seed=5))["slot_spread"]
     assert one["ci_low"] == one["spread"] == one["ci_high"]
 
 

@@ -24,6 +24,7 @@ from presentation_dependence.judge.gate import GateConfig
 from presentation_dependence.judge.items.loaders import ResponseDataConfig
 from presentation_dependence.judge.judges.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.placement import PLACEMENT_MODES
+from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.rerankers import RerankerConfig
 
 __all__ = [
@@ -102,6 +103,11 @@ class JudgeTaskConfig:
     @property
     def placement_seed(self) -> int:
         return self.seed if self.placement.seed is None else self.placement.seed
+
+    @property
+    def scoring(self) -> ScoringSettings:
+        """What the score stage takes from this config: seed, resamples, confidence."""
+        return ScoringSettings(self.seed, self.bootstrap_resamples, self.confidence)
 
     def to_plain(self) -> dict[str, Any]:
         d = to_plain(self)
