@@ -166,56 +166,76 @@ def _evaluate(
     }
 
 
+def _spend(
+    judge: Judge,
+    cache: _Cache,
+    base: Sequence[JudgeRequest],
+    calls: dict[int, list[JudgeRecord]],
+    reps: range,
+) -> None:
+    """Judge every case at the repeat indices ``reps``; append the records to its calls."""
+    reqs = [replace(c, repeat=r) for c in base for r in reps]
+    recs = cache.judge(judge, reqs)
+    for j, rec in enumerate(recs):
+        calls[j // len(reps)].append(rec)
+
+
+def _judge_cases(
+    judge: Judge, base: Sequence[JudgeRequest], cache: _Cache, cfg: GateConfig
+) -> tuple[dict[int, list[JudgeRecord]], dict[str, Any], bool]:
+    """Every case's calls, their evaluation and whether the adaptive gate escalated: ``k``
+    calls each, or (adaptive) ``k_min`` first and the rest only when the mean is near the
+    threshold."""
+    first_k = cfg.k_min if cfg.adaptive else cfg.k
+    calls: dict[int, list[JudgeRecord]] = {i: [] for i in range(len(base))}
+    _spend(judge, cache, base, calls, range(first_k))
+    ev = _evaluate(base, calls, cfg)
+    if (
+        cfg.adaptive
+        and first_k < cfg.k
+        and abs(ev["mean"] - cfg.threshold) <= cfg.near + ev["margin"]
+    ):
+        _spend(judge, cache, base, calls, range(first_k, cfg.k))
+        return calls, _evaluate(base, calls, cfg), True
+    return calls, ev, False
+
+
+def _decide(ev: dict[str, Any], cfg: GateConfig, n_cases: int) -> tuple[str, int, str]:
+    """The decision, its exit code and the reason (module docstring, step 4)."""
+    mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
+    noise_txt = (
+        f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
+        f"{ev['k_used']} calls of each of {n_cases} cases)"
+        if ev["k_used"] > 1
+        else "no noise measured (k=1), margin 0"
+    )
+    if mean >= t:
+        return "pass", EXIT_PASS, f"PASS: mean {mean:.4f} >= threshold {t:.4f}; {noise_txt}"
+    if mean >= t - margin:
+        return (
+            "pass_within_noise",
+            EXIT_PASS,
+            f"PASS (within noise): mean {mean:.4f} is below threshold {t:.4f} by "
+            f"{t - mean:.4f}, not more than the {noise_txt}",
+        )
+    return (
+        "fail",
+        EXIT_FAIL,
+        f"FAIL: mean {mean:.4f} is below threshold {t:.4f} by {t - mean:.4f}, more than the "
+        f"{noise_txt}",
+    )
+
+
 def run_gate(judge: Judge, cases: Sequence[JudgeRequest], cfg: GateConfig) -> GateVerdict:
     """Judge ``cases`` (repeat indices are set here), decide, explain."""
     if not cases:
         raise ConfigError("gate: no cases to judge")
     base = [replace(c, repeat=0) for c in cases]
     cache = _Cache(cfg.cache_dir, judge)
-    first_k = cfg.k_min if cfg.adaptive else cfg.k
-    calls: dict[int, list[JudgeRecord]] = {i: [] for i in range(len(base))}
-
-    def spend(reps: range) -> None:
-        reqs = [replace(c, repeat=r) for c in base for r in reps]
-        recs = cache.judge(judge, reqs)
-        for j, rec in enumerate(recs):
-            calls[j // len(reps)].append(rec)
-
-    spend(range(first_k))
-    ev = _evaluate(base, calls, cfg)
-    escalated = False
-    if (
-        cfg.adaptive
-        and first_k < cfg.k
-        and abs(ev["mean"] - cfg.threshold) <= cfg.near + ev["margin"]
-    ):
-        spend(range(first_k, cfg.k))
-        ev = _evaluate(base, calls, cfg)
-        escalated = True
-    mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
-    noise_txt = (
-        f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
-        f"{ev['k_used']} calls of each of {len(base)} cases)"
-        if ev["k_used"] > 1
-        else "no noise measured (k=1), margin 0"
-    )
-    if mean >= t:
-        decision, code = "pass", EXIT_PASS
-        reason = f"PASS: mean {mean:.4f} >= threshold {t:.4f}; {noise_txt}"
-    elif mean >= t - margin:
-        decision, code = "pass_within_noise", EXIT_PASS
-        reason = (
-            f"PASS (within noise): mean {mean:.4f} is below threshold {t:.4f} by "
-            f"{t - mean:.4f}, not more than the {noise_txt}"
-        )
-    else:
-        decision, code = "fail", EXIT_FAIL
-        reason = (
-            f"FAIL: mean {mean:.4f} is below threshold {t:.4f} by {t - mean:.4f}, more than the "
-            f"{noise_txt}"
-        )
+    calls, ev, escalated = _judge_cases(judge, base, cache, cfg)
+    decision, code, reason = _decide(ev, cfg, len(base))
     details = {
-        "threshold": t,
+        "threshold": cfg.threshold,
         **{k: v for k, v in ev.items() if k != "cases"},
         "adaptive": cfg.adaptive,
         "escalated": escalated,
