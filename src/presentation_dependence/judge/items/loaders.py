@@ -91,7 +91,8 @@ def default_shared_data() -> Path:
     env = os.environ.get("PRESDEP_SHARED_DATA")
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data"
+    # judge/items/loaders.py -> items, judge, presentation_dependence, src, <repo>, its parent
+    return Path(__file__).resolve().parents[5] / "shared" / "data"
 
 
 def _root(cfg: ResponseDataConfig) -> Path:
