@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -30,20 +30,28 @@ from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.registry import Registry
 from presentation_dependence.seeding import named_rng
 
-if TYPE_CHECKING:  # the protocol only: rerankers (a higher layer) import this module
-    from presentation_dependence.rerankers.base import Reranker
-
 __all__ = [
     "NULL",
     "PERTURBATIONS",
     "PerturbationContext",
     "PresentationScores",
+    "Ranker",
     "draw_orders",
     "draw_presentations",
     "same_order",
     "score_presentation",
     "score_presentations",
 ]
+
+
+class Ranker(Protocol):
+    """What scoring under presentations needs of a reranker: ``rank``. The full
+    :class:`~presentation_dependence.rerankers.Reranker` protocol extends it (rerankers sit
+    above this module)."""
+
+    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
+        """Score ``candidates`` for ``query``; return every candidate, input order kept."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -184,7 +192,7 @@ def draw_orders(
     return given + [[int(i) for i in row] for row in drawn]
 
 
-def _broken(reranker: Reranker, query: Query, problem: str) -> RerankerContractError:
+def _broken(reranker: Ranker, query: Query, problem: str) -> RerankerContractError:
     return RerankerContractError(
         f"{type(reranker).__name__} broke the reranker contract on query {query.qid!r}: it "
         f"{problem}. Fix its rank() (build the result with RankResult.from_scores)"
@@ -192,7 +200,7 @@ def _broken(reranker: Reranker, query: Query, problem: str) -> RerankerContractE
 
 
 def score_presentation(
-    reranker: Reranker,
+    reranker: Ranker,
     query: Query,
     candidates: Sequence[Candidate],
     perm: Sequence[int] | np.ndarray,
@@ -241,7 +249,7 @@ class PresentationScores:
 
 
 def score_presentations(
-    reranker: Reranker,
+    reranker: Ranker,
     query: Query,
     candidates: Sequence[Candidate],
     perms: Sequence[Sequence[int]] | np.ndarray,

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from presentation_dependence.cli import main
-from presentation_dependence.judge.loaders import default_shared_data
+from presentation_dependence.judge.items.loaders import default_shared_data
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = REPO / "docs" / "generated_blocks.yaml"

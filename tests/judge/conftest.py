@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.judge.items.records import ResponseItem
 
 
 def make_items(n: int = 6, k: int = 4) -> list[ResponseItem]:

@@ -9,15 +9,16 @@ import pytest
 from presdep_tools.testing.chat_server import ChatServer, TransformersCompleter
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge import build_judge, make_requests
-from presentation_dependence.judge.api import (
+from presentation_dependence.judge.judges.api import (
     ApiJudge,
     ApiJudgeOptions,
     merge_pass_stats,
     parse_prometheus,
 )
-from presentation_dependence.judge.generative import TransformersJudgeOptions
+from presentation_dependence.judge.judges.generative import TransformersJudgeOptions
 from presentation_dependence.judge.report import noise_markdown
-from presentation_dependence.judge.scoring import summarise_noise
+from presentation_dependence.judge.scoring.noise import summarise_noise
+from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.sweep import run_noise
 from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items
@@ -137,7 +138,7 @@ def test_noise_runs_record_the_servers_load_per_run(server, tiny_model, tmp_path
     # a resumed run reads the load back from its part files
     again = run_noise(judge, reqs, RunFolder(tmp_path), repeats=2, batch_sizes=[1, 4])
     assert again is not None and again.load == res.load
-    noise = summarise_noise(again.runs, again.seconds, again.comparisons, seed=0, load=again.load)
+    noise = summarise_noise(again, ScoringSettings(seed=0))
     assert [r["server_load"]["concurrency"] for r in noise["runs"]] == [1, 1, 4, 4]
     assert "requests in flight" in noise_markdown(noise)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from presentation_dependence.cli import main
-from presentation_dependence.judge.records import read_records
+from presentation_dependence.judge.items.records import read_records
 
 
 def config(tmp: Path, items: Path, **blocks: object) -> Path:

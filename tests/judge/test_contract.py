@@ -17,9 +17,9 @@ import pytest
 
 from presdep_tools.testing.chat_server import shared_completion_server_url
 from presentation_dependence.judge import JUDGES, Judge, build_judge
+from presentation_dependence.judge.items.records import read_records, write_records
 from presentation_dependence.judge.parser import PARSE_OK
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.records import read_records, write_records
 from tests.judge.conftest import make_items
 
 BUILTIN = sorted(

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from presentation_dependence.cli import main
-from presentation_dependence.judge.base import build_judge
 from presentation_dependence.judge.gate import CHUNK, GateConfig, quantise, run_gate
+from presentation_dependence.judge.judges.base import build_judge
+from presentation_dependence.judge.judges.scripted import ScriptedJudge, ScriptedJudgeOptions
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.scripted import ScriptedJudge, ScriptedJudgeOptions
 from tests.judge.conftest import make_items
 
 

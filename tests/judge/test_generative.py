@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.generative import (
+from presentation_dependence.judge.items.records import write_records
+from presentation_dependence.judge.judges.generative import (
     JUDGE_TEMPLATES,
     TransformersJudge,
     TransformersJudgeOptions,
 )
 from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.records import write_records
+from presentation_dependence.judge.scoring.noise import rerun_comparisons
 from presentation_dependence.judge.sweep import run_noise
 from presentation_dependence.runners.run_folder import RunFolder
 from tests.judge.conftest import make_items
@@ -78,7 +79,7 @@ def test_run_noise_on_cpu_reruns_are_identical(tiny_model: str, tmp_path: Path) 
     j = judge(tiny_model, max_new_tokens=4)
     res = run_noise(j, reqs, RunFolder(tmp_path), repeats=2, batch_sizes=[1, 2])
     assert res is not None
-    within = [c for c in res.comparisons if "vs run 0" in c["label"]]
+    within = [c for c in rerun_comparisons(res.runs) if "vs run 0" in c["label"]]
     assert len(within) == 2 and all(c["identical_share"] == 1.0 for c in within)
     assert all(c["flips"] == 0 for c in within)
 
@@ -104,7 +105,7 @@ def test_a_killed_noise_run_resumes_to_identical_records(
     monkeypatch.setattr(TransformersJudge, "judge", real)
     resumed = run_noise(j, reqs, RunFolder(tmp_path / "killed"), **kw)
     assert ref is not None and resumed is not None
-    assert resumed.runs == ref.runs and resumed.comparisons == ref.comparisons
+    assert resumed.runs == ref.runs
     run1 = tmp_path / "killed" / "noise" / "batch_size2" / "run1"
     assert len(list(run1.glob("part*.json"))) == 3  # 3 parts of one item (4 = 2 batches of 2)
 

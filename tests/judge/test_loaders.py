@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.loaders import ResponseDataConfig, load_response_set
-from presentation_dependence.judge.records import JudgeRecord, read_records, write_records
+from presentation_dependence.judge.items.loaders import (
+    ResponseDataConfig,
+    default_shared_data,
+    load_response_set,
+)
+from presentation_dependence.judge.items.records import JudgeRecord, read_records, write_records
 from tests.judge.conftest import make_items
 
 
@@ -93,6 +97,13 @@ def test_reward_bench_2_reads_rows_without_map(monkeypatch: pytest.MonkeyPatch) 
     assert calls == [("allenai/reward-bench-2", "test", "abc")]
     assert [it.item_id for it in items] == ["rb2-7"]  # the Ties row has 2 correct: dropped
     assert items[0].labels == (True, False, False, False) and items[0].subset == "Math"
+
+
+def test_default_shared_data_is_beside_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without $PRESDEP_SHARED_DATA: ``<clone parent>/shared/data``, as the tests' fixture."""
+    monkeypatch.delenv("PRESDEP_SHARED_DATA", raising=False)
+    repo = Path(__file__).resolve().parents[2]
+    assert default_shared_data() == repo.parent / "shared" / "data"
 
 
 def test_unknown_dataset() -> None:

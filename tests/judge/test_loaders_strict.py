@@ -17,7 +17,7 @@ import pytest
 
 from presentation_dependence.cli import main
 from presentation_dependence.errors import InputFormatError
-from presentation_dependence.judge.loaders import ResponseDataConfig, load_response_set
+from presentation_dependence.judge.items.loaders import ResponseDataConfig, load_response_set
 
 GSM8K_KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.generative import JUDGE_TEMPLATES
-from presentation_dependence.judge.placement import make_requests, placements
-from presentation_dependence.judge.readout import (
+from presentation_dependence.judge.items.records import JudgeRequest, ResponseItem
+from presentation_dependence.judge.judges.generative import JUDGE_TEMPLATES
+from presentation_dependence.judge.judges.readout import (
     READOUT_PARSER_VERSION,
     ReadoutJudge,
     ReadoutJudgeOptions,
@@ -17,7 +17,7 @@ from presentation_dependence.judge.readout import (
     argmax_verdict,
     check_verdict_labels,
 )
-from presentation_dependence.judge.records import JudgeRequest, ResponseItem
+from presentation_dependence.judge.placement import make_requests, placements
 from presentation_dependence.readout.prompt import GradeLabelTokenizationError
 from tests.judge.conftest import make_items
 

@@ -12,9 +12,9 @@ import yaml
 
 from presentation_dependence.cli import main
 from presentation_dependence.judge.config import load_judge_config
-from presentation_dependence.judge.records import JudgeRecord, write_records
+from presentation_dependence.judge.items.records import JudgeRecord, write_records
+from presentation_dependence.judge.judges.scripted import ScriptedJudge
 from presentation_dependence.judge.runner import run_judge_task, run_noise_task
-from presentation_dependence.judge.scripted import ScriptedJudge
 from presentation_dependence.runners.run_folder import RunFolder
 
 from .conftest import noise_outputs

@@ -6,17 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from presentation_dependence.judge.records import JudgeRecord
-from presentation_dependence.judge.scoring import (
-    compare_reruns,
-    compare_runs,
-    item_scores,
-    mcnemar_exact,
-    summarise_records,
-    wilson_interval,
-)
+from presentation_dependence.judge.items.records import JudgeRecord
+from presentation_dependence.judge.scoring.noise import compare_reruns
+from presentation_dependence.judge.scoring.paired import compare_runs
+from presentation_dependence.judge.scoring.settings import ScoringSettings
+from presentation_dependence.judge.scoring.summary import item_scores, summarise_records
+from tests.metrics.test_proportions import wilson_by_hand
 
 
 def rec(
@@ -46,45 +42,6 @@ def rec(
     )
 
 
-def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
-@pytest.mark.parametrize(("k", "n"), [(8, 10), (0, 7), (7, 7), (517, 1763)])
-def test_wilson_matches_the_formula(k: int, n: int) -> None:
-    assert wilson_interval(k, n) == pytest.approx(wilson_by_hand(k, n), abs=1e-9)
-
-
-def test_wilson_textbook_value_and_empty() -> None:
-    low, high = wilson_interval(8, 10)
-    assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
-    assert all(math.isnan(x) for x in wilson_interval(0, 0))
-
-
-def test_mcnemar_exact_by_hand() -> None:
-    a = [True] * 5 + [False] * 1 + [True] * 3 + [False] * 2
-    b = [False] * 5 + [True] * 1 + [True] * 3 + [False] * 2
-    r = mcnemar_exact(a, b)
-    assert (r["a_only"], r["b_only"], r["both_correct"], r["both_wrong"]) == (5, 1, 3, 2)
-    assert r["p_value"] == pytest.approx(2 * (math.comb(6, 0) + math.comb(6, 1)) / 2**6)  # 0.21875
-    assert r["diff"] == pytest.approx(8 / 11 - 4 / 11)
-
-
-def test_mcnemar_against_scipy_and_degenerate() -> None:
-    a = np.r_[np.ones(39, bool), np.zeros(26, bool), np.ones(50, bool)]
-    b = np.r_[np.zeros(39, bool), np.ones(26, bool), np.ones(50, bool)]
-    r = mcnemar_exact(a, b)
-    tail = sum(math.comb(65, i) for i in range(27)) / 2**65
-    assert r["p_value"] == pytest.approx(min(1.0, 2 * tail), rel=1e-9)
-    assert r["p_value"] == pytest.approx(stats.binomtest(39, 65, 0.5).pvalue)
-    assert mcnemar_exact([True, False], [True, False])["p_value"] == 1.0
-    with pytest.raises(ValueError):
-        mcnemar_exact([True], [True, False])
-
-
 def test_conventions_and_slot_table_by_hand() -> None:
     # item x: 4 cyclic placements, correct answer at slot 0..3; verdicts: right, wrong, fail, right
     x = [
@@ -98,7 +55,7 @@ def test_conventions_and_slot_table_by_hand() -> None:
     _, fc = item_scores(x + y, "chance")
     assert f0.tolist() == [0.5, 0.25]
     assert fc.tolist() == [(1 + 0 + 0.25 + 1) / 4, 0.25]
-    s = summarise_records(x + y, rng=np.random.default_rng(0), n_resamples=200)
+    s = summarise_records(x + y, ScoringSettings(seed=0, n_resamples=200))
     assert s["score_fail0"]["mean"] == pytest.approx(0.375)
     assert s["score_fail_chance"]["mean"] == pytest.approx((0.5625 + 0.25) / 2)
     assert (s["parse_failures"], s["parse_failure_rate"]) == (1, 1 / 8)
@@ -118,11 +75,11 @@ def test_spread_interval_is_seeded_and_brackets_the_point() -> None:
         for i in range(40)
         for s in range(4)
     ]
-    a = summarise_records(recs, rng=np.random.default_rng(5), n_resamples=500)["slot_spread"]
-    b = summarise_records(recs, rng=np.random.default_rng(5), n_resamples=500)["slot_spread"]
+    a = summarise_records(recs, ScoringSettings(seed=5, n_resamples=500))["slot_spread"]
+    b = summarise_records(recs, ScoringSettings(seed=5, n_resamples=500))["slot_spread"]
     assert a == b
     assert a["ci_low"] <= a["spread"] <= a["ci_high"]
-    one = summarise_records(recs[:4], rng=np.random.default_rng(5))["slot_spread"]
+    one = summarise_records(recs[:4], ScoringSettings(seed=5))["slot_spread"]
     assert one["ci_low"] == one["spread"] == one["ci_high"]
 
 

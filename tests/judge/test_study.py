@@ -15,8 +15,8 @@ import yaml
 
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_study_doc
+from presentation_dependence.judge.items.records import JudgeRequest, read_records
 from presentation_dependence.judge.parser import verdict_record
-from presentation_dependence.judge.records import JudgeRequest, read_records
 from presentation_dependence.judge.study import load_study, placement_flips
 from presentation_dependence.provenance import cpu_info, cpu_label
 from presentation_dependence.runners.archive import archive_summaries

@@ -1,28 +1,41 @@
 """Response ranking and judge reliability (docs/JUDGE.md).
 
-One judgement, stage by stage; each module calls only those listed before it:
+One judgement, stage by stage, bottom to top; each stage imports only the stages listed before
+it (``a | b``: neither imports the other), which ``poe lint`` checks (the judge ``layers``
+contract in pyproject.toml):
 
-1. items: :mod:`.records` (frozen records), :mod:`.loaders` (response sets);
-2. placements: :mod:`.placement` (seeded placements and full sweeps, drawn from (seed, item id));
-3. prompt and judge call: :mod:`.base` (interface, registry, identity), :mod:`.generative` (with
-   :mod:`.generation`), :mod:`.readout` (P(verdict) in one pass), :mod:`.api` (the generative
-   judge against a server), :mod:`.scripted` (known noise);
-4. parse -> record: :mod:`.parser` (the strict ``[[A]]``.. parser and ``verdict_record``);
-5. the calls of a run: :mod:`.sweep` (the resumable sweep; the reruns of ``presdep noise``);
-6. score: :mod:`.scoring` (summary, paired tests, rerun-noise figures);
-7. report and gate: :mod:`.report`, :mod:`.gate`; on top :mod:`.runner` (``presdep judge | noise |
-   gate``). Beside the chain: :mod:`.ranking` (response ranking with the readout), the study
-   (:mod:`.study`, :mod:`.study_plan`, :mod:`.study_run`) and :mod:`.docs`.
+1. :mod:`.items`: frozen records (:mod:`.items.records`), response sets (:mod:`.items.loaders`,
+   reading their fields strictly with :mod:`.items.item_fields`);
+2. :mod:`.placement` | :mod:`.parser`: where each response sits (seeded placements and full
+   sweeps, drawn from (seed, item id)), and the strict ``[[A]]``.. parser with
+   ``verdict_record``, which turns a judgement into its record;
+3. :mod:`.judges`: the interface, registry and identity (:mod:`.judges.base`), the generative
+   judge (:mod:`.judges.generative` with :mod:`.judges.generation`), P(verdict) in one pass
+   (:mod:`.judges.readout`), the generative judge against a server (:mod:`.judges.api`), known
+   noise (:mod:`.judges.scripted`); each prompts, calls and parses with stage 2's parser;
+4. :mod:`.sweep`: the calls of a run (the resumable sweep; the reruns of ``presdep noise``);
+5. :mod:`.scoring`: records in, figures out (:mod:`.scoring.summary`, :mod:`.scoring.paired`,
+   :mod:`.scoring.noise`), with what it takes from the config resolved once into
+   :class:`~.scoring.settings.ScoringSettings`;
+6. :mod:`.report` | :mod:`.gate` | :mod:`.ranking`: the Markdown tables, the noise-aware gate,
+   and response ranking with the readout (``task: rank``);
+7. :mod:`.config`: a judge task's config (each block's dataclass beside its stage: the data
+   block in :mod:`.items.loaders`, the judge's options in its module, the gate's in
+   :mod:`.gate`);
+8. :mod:`.runner`: ``presdep judge | noise | gate`` end to end;
+9. on top, the judge study: :mod:`.study`, :mod:`.study_plan`, :mod:`.study_run` and
+   :mod:`.docs` (which may import one another).
 
-Importing the package registers the built-in judges (``transformers``, ``readout``,
-``openai-completions``, ``scripted``).
+The pure statistics (Wilson interval, exact McNemar test, rerun noise in SE units) are in
+:mod:`presentation_dependence.metrics`. Importing the package registers the built-in judges
+(``transformers``, ``readout``, ``openai-completions``, ``scripted``).
 """
 
-from presentation_dependence.judge import api, generative, readout, scripted  # noqa: F401  (registers)
-from presentation_dependence.judge.base import JUDGES, Judge, JudgeIdentity, build_judge
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, ResponseItem
+from presentation_dependence.judge.judges import api, generative, readout, scripted  # noqa: F401  (registers)
+from presentation_dependence.judge.judges.base import JUDGES, Judge, JudgeIdentity, build_judge
 from presentation_dependence.judge.parser import parse_verdict
 from presentation_dependence.judge.placement import make_requests, placements
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, ResponseItem
 
 __all__ = [
     "JUDGES",

@@ -1,6 +1,6 @@
 """Judge task configs: one flat YAML per task at ``configs/judge/<ID>.yaml``, validated strictly.
 
-Blocks: ``data`` (:class:`~presentation_dependence.judge.loaders.ResponseDataConfig`), ``judge``
+Blocks: ``data`` (:class:`~presentation_dependence.judge.items.loaders.ResponseDataConfig`), ``judge``
 (``judge_class`` + that judge's options, like the experiment configs' ``reranker`` block),
 ``placement``, ``noise``, ``gate``, and for ``task: rank`` the ``ranking`` and ``reranker``
 blocks. The environment (``PRESDEP_JUDGE__BLOCK__KEY=value``) then ``--override block.key=value``
@@ -20,10 +20,11 @@ import yaml
 from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError, shown
 from presentation_dependence.fields import build_dataclass, opt, to_plain
-from presentation_dependence.judge.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.gate import GateConfig
-from presentation_dependence.judge.loaders import ResponseDataConfig
+from presentation_dependence.judge.items.loaders import ResponseDataConfig
+from presentation_dependence.judge.judges.base import JUDGES, JudgeOptions
 from presentation_dependence.judge.placement import PLACEMENT_MODES
+from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.rerankers import RerankerConfig
 
 __all__ = [
@@ -102,6 +103,11 @@ class JudgeTaskConfig:
     @property
     def placement_seed(self) -> int:
         return self.seed if self.placement.seed is None else self.placement.seed
+
+    @property
+    def scoring(self) -> ScoringSettings:
+        """What the score stage takes from this config: seed, resamples, confidence."""
+        return ScoringSettings(self.seed, self.bootstrap_resamples, self.confidence)
 
     def to_plain(self) -> dict[str, Any]:
         d = to_plain(self)

@@ -21,8 +21,8 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_bytes
 from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.judge.config import config_from_raw
-from presentation_dependence.judge.loaders import load_response_set
-from presentation_dependence.judge.records import read_records
+from presentation_dependence.judge.items.loaders import load_response_set
+from presentation_dependence.judge.items.records import read_records
 from presentation_dependence.judge.report import (
     fmt,
     noise_markdown,

@@ -9,14 +9,15 @@ Procedure (``presdep gate``; docs/JUDGE.md):
    chance``), quantised to the grid: q = round(s / grid) · grid (``grid: 0`` = no quantising),
    so sub-grid jitter cannot move the mean.
 3. mean = mean of q over cases. Measured noise: the SE of that mean from rerun variation alone,
-   SE = √(Σ_i s²_i / k) / n with s²_i the variance (ddof 1) of case i's k calls; margin = z · SE.
+   SE = √(Σ_i s²_i / k) / n with s²_i the variance (ddof 1) of case i's k calls
+   (:func:`~presentation_dependence.metrics.reruns.rerun_se`); margin = z · SE.
 4. Decision: ``pass`` if mean ≥ threshold; ``pass_within_noise`` if threshold − margin ≤ mean <
    threshold; ``fail`` (exit code 1) only if mean < threshold − margin. With k = 1 no noise is
    measured: the margin is 0 and the verdict says so.
 
 Cache: ``<cache_dir>/<key>.jsonl`` holds every call's record, keyed by (item, placement, repeat),
 rewritten after every 32 calls (an interrupted gate resumes there);
-``key`` is :meth:`~presentation_dependence.judge.base.JudgeIdentity.cache_key` of (judge class,
+``key`` is :meth:`~presentation_dependence.judge.judges.base.JudgeIdentity.cache_key` of (judge class,
 model snapshot, prompt version, parser version, seed), written beside it as ``<key>.json``. A
 changed model, template text, parser or seed therefore never reuses an old verdict.
 """
@@ -36,13 +37,14 @@ import numpy as np
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
 from presentation_dependence.io.atomic import atomic_write_text
-from presentation_dependence.judge.base import Judge
-from presentation_dependence.judge.records import (
+from presentation_dependence.judge.items.records import (
     JudgeRecord,
     JudgeRequest,
     read_records,
     write_records,
 )
+from presentation_dependence.judge.judges.base import Judge
+from presentation_dependence.metrics.reruns import rerun_se
 from presentation_dependence.runners.progress import progress
 
 __all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]
@@ -152,9 +154,8 @@ def _evaluate(
                 "quantised": q,
             }
         )
-    n = len(cases)
     k = len(calls[0])
-    noise_se = math.sqrt(sum(variances) / k) / n if k > 1 else float("nan")
+    noise_se = rerun_se(variances, k)
     return {
         "mean": float(np.mean(quantised)),
         "mean_unquantised": float(np.mean(scores)),
@@ -165,56 +166,76 @@ def _evaluate(
     }
 
 
+def _spend(
+    judge: Judge,
+    cache: _Cache,
+    base: Sequence[JudgeRequest],
+    calls: dict[int, list[JudgeRecord]],
+    reps: range,
+) -> None:
+    """Judge every case at the repeat indices ``reps``; append the records to its calls."""
+    reqs = [replace(c, repeat=r) for c in base for r in reps]
+    recs = cache.judge(judge, reqs)
+    for j, rec in enumerate(recs):
+        calls[j // len(reps)].append(rec)
+
+
+def _judge_cases(
+    judge: Judge, base: Sequence[JudgeRequest], cache: _Cache, cfg: GateConfig
+) -> tuple[dict[int, list[JudgeRecord]], dict[str, Any], bool]:
+    """Every case's calls, their evaluation and whether the adaptive gate escalated: ``k``
+    calls each, or (adaptive) ``k_min`` first and the rest only when the mean is near the
+    threshold."""
+    first_k = cfg.k_min if cfg.adaptive else cfg.k
+    calls: dict[int, list[JudgeRecord]] = {i: [] for i in range(len(base))}
+    _spend(judge, cache, base, calls, range(first_k))
+    ev = _evaluate(base, calls, cfg)
+    if (
+        cfg.adaptive
+        and first_k < cfg.k
+        and abs(ev["mean"] - cfg.threshold) <= cfg.near + ev["margin"]
+    ):
+        _spend(judge, cache, base, calls, range(first_k, cfg.k))
+        return calls, _evaluate(base, calls, cfg), True
+    return calls, ev, False
+
+
+def _decide(ev: dict[str, Any], cfg: GateConfig, n_cases: int) -> tuple[str, int, str]:
+    """The decision, its exit code and the reason (module docstring, step 4)."""
+    mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
+    noise_txt = (
+        f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
+        f"{ev['k_used']} calls of each of {n_cases} cases)"
+        if ev["k_used"] > 1
+        else "no noise measured (k=1), margin 0"
+    )
+    if mean >= t:
+        return "pass", EXIT_PASS, f"PASS: mean {mean:.4f} >= threshold {t:.4f}; {noise_txt}"
+    if mean >= t - margin:
+        return (
+            "pass_within_noise",
+            EXIT_PASS,
+            f"PASS (within noise): mean {mean:.4f} is below threshold {t:.4f} by "
+            f"{t - mean:.4f}, not more than the {noise_txt}",
+        )
+    return (
+        "fail",
+        EXIT_FAIL,
+        f"FAIL: mean {mean:.4f} is below threshold {t:.4f} by {t - mean:.4f}, more than the "
+        f"{noise_txt}",
+    )
+
+
 def run_gate(judge: Judge, cases: Sequence[JudgeRequest], cfg: GateConfig) -> GateVerdict:
     """Judge ``cases`` (repeat indices are set here), decide, explain."""
     if not cases:
         raise ConfigError("gate: no cases to judge")
     base = [replace(c, repeat=0) for c in cases]
     cache = _Cache(cfg.cache_dir, judge)
-    first_k = cfg.k_min if cfg.adaptive else cfg.k
-    calls: dict[int, list[JudgeRecord]] = {i: [] for i in range(len(base))}
-
-    def spend(reps: range) -> None:
-        reqs = [replace(c, repeat=r) for c in base for r in reps]
-        recs = cache.judge(judge, reqs)
-        for j, rec in enumerate(recs):
-            calls[j // len(reps)].append(rec)
-
-    spend(range(first_k))
-    ev = _evaluate(base, calls, cfg)
-    escalated = False
-    if (
-        cfg.adaptive
-        and first_k < cfg.k
-        and abs(ev["mean"] - cfg.threshold) <= cfg.near + ev["margin"]
-    ):
-        spend(range(first_k, cfg.k))
-        ev = _evaluate(base, calls, cfg)
-        escalated = True
-    mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
-    noise_txt = (
-        f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
-        f"{ev['k_used']} calls of each of {len(base)} cases)"
-        if ev["k_used"] > 1
-        else "no noise measured (k=1), margin 0"
-    )
-    if mean >= t:
-        decision, code = "pass", EXIT_PASS
-        reason = f"PASS: mean {mean:.4f} >= threshold {t:.4f}; {noise_txt}"
-    elif mean >= t - margin:
-        decision, code = "pass_within_noise", EXIT_PASS
-        reason = (
-            f"PASS (within noise): mean {mean:.4f} is below threshold {t:.4f} by "
-            f"{t - mean:.4f}, not more than the {noise_txt}"
-        )
-    else:
-        decision, code = "fail", EXIT_FAIL
-        reason = (
-            f"FAIL: mean {mean:.4f} is below threshold {t:.4f} by {t - mean:.4f}, more than the "
-            f"{noise_txt}"
-        )
+    calls, ev, escalated = _judge_cases(judge, base, cache, cfg)
+    decision, code, reason = _decide(ev, cfg, len(base))
     details = {
-        "threshold": t,
+        "threshold": cfg.threshold,
         **{k: v for k, v in ev.items() if k != "cases"},
         "adaptive": cfg.adaptive,
         "escalated": escalated,

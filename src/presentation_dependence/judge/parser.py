@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest
 
 __all__ = [
     "PARSER_RULES",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.judge.records import JudgeRequest, ResponseItem
+from presentation_dependence.judge.items.records import JudgeRequest, ResponseItem
 from presentation_dependence.presentations import draw_presentations
 
 __all__ = ["PLACEMENT_MODES", "PlacementMode", "make_requests", "placements"]

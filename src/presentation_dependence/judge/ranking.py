@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.metrics import (
     mean_with_ci,
     ndcg_per_presentation,

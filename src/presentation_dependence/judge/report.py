@@ -116,9 +116,9 @@ def sweep_markdown(s: Mapping[str, Any]) -> str:
     )
 
 
-def noise_markdown(n: Mapping[str, Any]) -> str:
-    """Per-run cost and accuracy, then every rerun comparison."""
-    runs = _table(
+def _runs_table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Per run: its condition, index, seconds, accuracy and parse failure rate."""
+    return _table(
         ["condition", "run", "seconds", "accuracy (failure = 0)", "parse failure rate"],
         [
             [
@@ -128,58 +128,60 @@ def noise_markdown(n: Mapping[str, Any]) -> str:
                 fmt(r["accuracy"]),
                 fmt(r["parse_failure_rate"]),
             ]
-            for r in n["runs"]
+            for r in runs
         ],
     )
-    loads = [r for r in n["runs"] if r.get("server_load")]
-    if loads:
-        runs += (
-            "\nThe server during each run (its Prometheus `/metrics`, sampled while it ran):\n\n"
-        )
-        runs += _table(
+
+
+def _load_table(loads: Sequence[Mapping[str, Any]]) -> str:
+    """The served model's load during each run that recorded one (``server_load``)."""
+    return _table(
+        [
+            "condition",
+            "run",
+            "requests in flight",
+            "running requests max / mean",
+            "waiting max",
+            "preemptions",
+            "samples",
+        ],
+        [
             [
-                "condition",
-                "run",
-                "requests in flight",
-                "running requests max / mean",
-                "waiting max",
-                "preemptions",
-                "samples",
-            ],
-            [
-                [
-                    r["condition"],
-                    r["run"],
-                    r["server_load"]["concurrency"],
-                    f"{fmt(r['server_load']['running_max'], 0)} / "
-                    f"{fmt(r['server_load']['running_mean'], 1)}",
-                    fmt(r["server_load"]["waiting_max"], 0),
-                    fmt(r["server_load"]["preemptions"], 0),
-                    r["server_load"]["samples"],
-                ]
-                for r in loads
-            ],
-        )
-    rows = []
-    for c in n["comparisons"]:
-        fd = c["first_diff"]
-        first = (
-            "–"
-            if not fd["count"]
-            else f"{fd['min']} / {fmt(fd['median'], 1)} / {fd['max']} ({fd['unit']}s)"
-        )
-        rows.append(
-            [
-                c["label"],
-                c["records"],
-                fmt_ci(c["identical_share"], *c["identical_ci"]),
-                f"{fmt(c['flip_share'])} ({c['flips']})",
-                f"{c['score_change']:+.3f} ± {fmt(c['score_change_se'])}",
-                fmt(c["noise_to_se"]),
-                first,
+                r["condition"],
+                r["run"],
+                r["server_load"]["concurrency"],
+                f"{fmt(r['server_load']['running_max'], 0)} / "
+                f"{fmt(r['server_load']['running_mean'], 1)}",
+                fmt(r["server_load"]["waiting_max"], 0),
+                fmt(r["server_load"]["preemptions"], 0),
+                r["server_load"]["samples"],
             ]
-        )
-    comp = _table(
+            for r in loads
+        ],
+    )
+
+
+def _comparison_row(c: Mapping[str, Any]) -> list[Any]:
+    fd = c["first_diff"]
+    first = (
+        "–"
+        if not fd["count"]
+        else f"{fd['min']} / {fmt(fd['median'], 1)} / {fd['max']} ({fd['unit']}s)"
+    )
+    return [
+        c["label"],
+        c["records"],
+        fmt_ci(c["identical_share"], *c["identical_ci"]),
+        f"{fmt(c['flip_share'])} ({c['flips']})",
+        f"{c['score_change']:+.3f} ± {fmt(c['score_change_se'])}",
+        fmt(c["noise_to_se"]),
+        first,
+    ]
+
+
+def _comparisons_table(comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """Every rerun comparison (:func:`~presentation_dependence.judge.scoring.noise.compare_reruns`)."""
+    return _table(
         [
             "comparison",
             "records",
@@ -189,9 +191,21 @@ def noise_markdown(n: Mapping[str, Any]) -> str:
             "noise ÷ SE",
             "first differing position min / median / max",
         ],
-        rows,
+        [_comparison_row(c) for c in comparisons],
     )
-    return runs + "\n" + comp
+
+
+def noise_markdown(n: Mapping[str, Any]) -> str:
+    """Per-run cost and accuracy (and the server's load, when recorded), then every rerun
+    comparison."""
+    runs = _runs_table(n["runs"])
+    loads = [r for r in n["runs"] if r.get("server_load")]
+    if loads:
+        runs += (
+            "\nThe server during each run (its Prometheus `/metrics`, sampled while it ran):\n\n"
+        )
+        runs += _load_table(loads)
+    return runs + "\n" + _comparisons_table(n["comparisons"])
 
 
 def compare_markdown(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> str:

@@ -28,25 +28,25 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from presentation_dependence.errors import PresdepError
-from presentation_dependence.judge.base import Judge, build_judge
 from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
 from presentation_dependence.judge.gate import GateVerdict, run_gate
-from presentation_dependence.judge.loaders import load_response_set
-from presentation_dependence.judge.placement import make_requests
-from presentation_dependence.judge.ranking import RankStage, ranking_summary, usable_items
-from presentation_dependence.judge.records import (
+from presentation_dependence.judge.items.loaders import load_response_set
+from presentation_dependence.judge.items.records import (
     JudgeRecord,
     JudgeRequest,
     ResponseItem,
     read_records,
     write_records,
 )
+from presentation_dependence.judge.judges.base import Judge, build_judge
+from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.judge.ranking import RankStage, ranking_summary, usable_items
 from presentation_dependence.judge.report import (
     jsonable,
     noise_markdown,
@@ -54,8 +54,15 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.scoring import summarise_noise, summarise_records
-from presentation_dependence.judge.sweep import judge_in_parts, noise_run_dir, run_noise
+from presentation_dependence.judge.scoring.noise import summarise_noise
+from presentation_dependence.judge.scoring.settings import ScoringSettings
+from presentation_dependence.judge.scoring.summary import summarise_records
+from presentation_dependence.judge.sweep import (
+    NoiseResult,
+    judge_in_parts,
+    noise_run_dir,
+    run_noise,
+)
 from presentation_dependence.provenance import utc_now
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.runners.run_folder import RunFolder, default_run_dir
@@ -106,7 +113,7 @@ def run_judge_task(
         if records is None:
             return None
         write_records(folder.path / "records.jsonl", records)
-        summary = _summary(cfg, judge, records)
+        summary = _summary(cfg, judge, records, cfg.scoring)
         folder.write_json("summary.json", jsonable(summary), indent=2)
         folder.write_text("report.md", f"# Judge run `{cfg.id}`\n\n" + sweep_markdown(summary))
         log.info("wrote %s", folder.path)
@@ -139,41 +146,43 @@ def run_noise_task(
             batch_sizes=list(nc.batch_sizes),
             one_at_a_time=nc.one_at_a_time,
             reference=read_records(reference) if isinstance(reference, Path) else reference,
-            confidence=cfg.confidence,
             **_stage_args(cfg, argv, wait),
         )
         if result is None:
             return None
-        for cond, recs in result.runs.items():
-            for r, rs in enumerate(recs):
-                write_records(folder.path / f"{noise_run_dir(cond, r)}.jsonl", rs)
+        scoring = cfg.scoring  # what scoring takes from the config, resolved once
+        noise = {"identity": judge.identity().to_dict(), **summarise_noise(result, scoring)}
         first = next(iter(result.runs))
-        noise = {
-            "identity": judge.identity().to_dict(),
-            **summarise_noise(
-                result.runs,
-                result.seconds,
-                result.comparisons,
-                seed=cfg.seed,
-                n_resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-                load=result.load if any(x for v in result.load.values() for x in v) else None,
-            ),
-        }
-        summary = _summary(cfg, judge, result.runs[first][0])
-        folder.write_json("noise.json", jsonable(noise), indent=2)
-        folder.write_json("summary.json", jsonable(summary), indent=2)
-        text = (
-            f"# Rerun noise `{cfg.id}`\n\n## Run 0 of {first}\n\n"
-            + sweep_markdown(summary)
-            + "\n## Reruns\n\n"
-            + noise_markdown(noise)
-        )
-        if noise["paired_tests"]:
-            text += "\n## Paired tests\n\n" + paired_tests_markdown(noise)
-        folder.write_text("noise.md", text)
+        summary = _summary(cfg, judge, result.runs[first][0], scoring)
+        _write_noise(folder, cfg.id, result, noise, summary)
         log.info("wrote %s", folder.path)
     return noise
+
+
+def _write_noise(
+    folder: RunFolder,
+    task_id: str,
+    result: NoiseResult,
+    noise: Mapping[str, Any],
+    summary: Mapping[str, Any],
+) -> None:
+    """Every run's records, ``noise.json``, ``summary.json`` (run 0 of the first condition) and
+    ``noise.md``."""
+    for cond, recs in result.runs.items():
+        for r, rs in enumerate(recs):
+            write_records(folder.path / f"{noise_run_dir(cond, r)}.jsonl", rs)
+    folder.write_json("noise.json", jsonable(noise), indent=2)
+    folder.write_json("summary.json", jsonable(summary), indent=2)
+    first = next(iter(result.runs))
+    text = (
+        f"# Rerun noise `{task_id}`\n\n## Run 0 of {first}\n\n"
+        + sweep_markdown(summary)
+        + "\n## Reruns\n\n"
+        + noise_markdown(noise)
+    )
+    if noise["paired_tests"]:
+        text += "\n## Paired tests\n\n" + paired_tests_markdown(noise)
+    folder.write_text("noise.md", text)
 
 
 def run_gate_task(
@@ -244,14 +253,14 @@ def run_rank_task(
     return summary
 
 
-def _summary(cfg: JudgeTaskConfig, judge: Judge, records: Sequence[JudgeRecord]) -> dict[str, Any]:
+def _summary(
+    cfg: JudgeTaskConfig,
+    judge: Judge,
+    records: Sequence[JudgeRecord],
+    scoring: ScoringSettings,
+) -> dict[str, Any]:
     """``summary.json`` of one run: the record statistics, the judge and the placements."""
-    summary = summarise_records(
-        records,
-        rng=named_rng(cfg.seed, "judge-summary"),
-        n_resamples=cfg.bootstrap_resamples,
-        confidence=cfg.confidence,
-    )
+    summary = summarise_records(records, scoring)
     summary["identity"] = judge.identity().to_dict()
     summary["placement"] = {"mode": cfg.placement.mode, "seed": cfg.placement_seed}
     return summary

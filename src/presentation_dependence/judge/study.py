@@ -15,12 +15,12 @@ readout run (or, without one, the first two runs), paired on their common (item,
 calls.
 
 Figures per judge run, all from the records: the summary of
-:func:`~presentation_dependence.judge.scoring.summarise_records` (both conventions, accuracy by
+:func:`~presentation_dependence.judge.scoring.summary.summarise_records` (both conventions, accuracy by
 slot with Wilson intervals, best-worst spread with its item bootstrap), the **verdict flip rate
 across placements** (:func:`placement_flips`), the paired comparison of two judges
-(:func:`~presentation_dependence.judge.scoring.compare_runs`: exact McNemar and the paired item
+(:func:`~presentation_dependence.judge.scoring.paired.compare_runs`: exact McNemar and the paired item
 bootstrap), and the rerun noise in units of the score's standard error
-(:func:`~presentation_dependence.judge.scoring.compare_reruns`).
+(:func:`~presentation_dependence.judge.scoring.noise.compare_reruns`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from presentation_dependence.judge.config import JudgeTaskConfig, config_from_raw
-from presentation_dependence.judge.records import JudgeRecord, read_records
+from presentation_dependence.judge.items.records import JudgeRecord, read_records
 from presentation_dependence.judge.report import (
     _ci,
     _table,
@@ -46,7 +46,8 @@ from presentation_dependence.judge.report import (
     ranking_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.scoring import compare_runs, wilson_interval
+from presentation_dependence.judge.scoring.paired import compare_runs
+from presentation_dependence.metrics.proportions import wilson_interval
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.costs import phase_cost, units_by_processor

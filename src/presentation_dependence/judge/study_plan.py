@@ -25,8 +25,8 @@ from presentation_dependence.judge.config import (
     JudgeTaskConfig,
     load_judge_config,
 )
-from presentation_dependence.judge.loaders import load_response_set
-from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.judge.items.loaders import load_response_set
+from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.judge.report import _table, fmt
 from presentation_dependence.judge.study import StudyRun
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.config import JudgeTaskConfig, NoiseConfig, load_judge_config
-from presentation_dependence.judge.records import read_records
+from presentation_dependence.judge.items.records import read_records
 from presentation_dependence.judge.runner import (
     judge_requests,
     run_gate_task,

@@ -16,12 +16,8 @@ dividing the placements per item) a part is one item. Parts of the older layout
 **Reruns** (``presdep noise``). :func:`run_noise` judges the same requests with nothing changed
 under every *condition* (a batch size, or one prompt at a time) ``repeats`` times (run r passes
 repeat index r; the transformers judge ignores it, a scripted judge draws its per-call noise from
-it), each run in parts under ``noise/<condition>/run<r>/``, then compares, each on records
-aligned by (item, placement), with
-:func:`~presentation_dependence.judge.scoring.compare_reruns`:
-
-* within a condition: run r against its run 0 (pure rerun noise);
-* across conditions: each condition's run 0 against the first condition's run 0.
+it), each run in parts under ``noise/<condition>/run<r>/``. Nothing is compared here: the score
+stage compares the runs (:mod:`~presentation_dependence.judge.scoring.noise`).
 """
 
 from __future__ import annotations
@@ -34,16 +30,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.judge.api import merge_pass_stats
-from presentation_dependence.judge.base import Judge
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, read_records
-from presentation_dependence.judge.scoring import compare_reruns
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, read_records
+from presentation_dependence.judge.judges.api import merge_pass_stats
+from presentation_dependence.judge.judges.base import Judge
 from presentation_dependence.runners.fingerprint import FINGERPRINT_KEY
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.runners.stage import CONFIG_KEY, config_fingerprint, run_units
 
 __all__ = ["PARTS_DIR", "JudgeStage", "NoiseCondition", "NoiseResult", "Part", "judge_in_parts"]
-__all__ += ["noise_run_dir", "parts", "run_noise"]
+__all__ += ["noise_conditions", "noise_run_dir", "parts", "run_noise"]
 
 PARTS_DIR = "records_parts"
 IDENTITY_KEY = "judge"  # the judge's identity in a part file
@@ -104,7 +99,7 @@ def parts(
 class JudgedPart:
     """A part's records, the seconds its judge call took (None: not recorded), the fingerprints
     stored with it (only the identity for a part of the old layout) and, for a judge of a served
-    model, the server's load during the call (:class:`~presentation_dependence.judge.api.PassStats`)."""
+    model, the server's load during the call (:class:`~presentation_dependence.judge.judges.api.PassStats`)."""
 
     records: list[JudgeRecord]
     seconds: float | None
@@ -236,13 +231,80 @@ class NoiseCondition:
 
 @dataclass
 class NoiseResult:
-    """Every run's records, the comparisons, the wall time of each run and, for a judge of a
-    served model, the server's load during each run."""
+    """Every run's records, the wall time of each run and, for a judge of a served model, the
+    server's load during each run; by condition, in the order the conditions were given."""
 
     runs: dict[str, list[list[JudgeRecord]]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
     load: dict[str, list[Mapping[str, Any] | None]] = field(default_factory=dict)
-    comparisons: list[dict[str, Any]] = field(default_factory=list)
+
+
+def noise_conditions(
+    batch_sizes: Sequence[int | None], one_at_a_time: bool
+) -> list[NoiseCondition]:
+    """One condition per batch size, then one at a time if asked; refuses none and duplicates."""
+    conditions = [NoiseCondition(b) for b in batch_sizes]
+    if one_at_a_time:
+        conditions.append(NoiseCondition(None, True))
+    if not conditions:
+        raise ValueError("no condition to run: give a batch size or one_at_a_time")
+    if len({c.name for c in conditions}) != len(conditions):
+        raise ValueError(f"duplicate conditions: {[c.name for c in conditions]}")
+    return conditions
+
+
+def _check_reference(base: Sequence[JudgeRequest], reference: Sequence[JudgeRecord]) -> None:
+    """Refuse reference records that do not cover exactly the (item, placement) pairs of ``base``."""
+    want = {(r.item.item_id, r.placement) for r in base}
+    have = {(r.item_id, r.placement) for r in reference}
+    if want != have or len(reference) != len(base):
+        raise ValueError(
+            "the reference records do not cover exactly these requests "
+            f"({len(want ^ have)} (item, placement) pairs differ)"
+        )
+
+
+def _plan(
+    judge: Judge,
+    base: Sequence[JudgeRequest],
+    conditions: Sequence[NoiseCondition],
+    repeats: int,
+    with_reference: bool,
+) -> dict[tuple[str, int], list[Part]]:
+    """The parts of every (condition, run) to judge: run r passes repeat index r; run 0 of the
+    first condition is left out when reference records stand in for it."""
+    planned: dict[tuple[str, int], list[Part]] = {}
+    for ci, cond in enumerate(conditions):
+        for rep in range(repeats):
+            if not (ci == 0 and rep == 0 and with_reference):
+                reqs = [replace(r, repeat=rep) for r in base]
+                run = noise_run_dir(cond.name, rep)
+                planned[cond.name, rep] = parts(
+                    judge, run, reqs, cond.batch_size, cond.one_at_a_time
+                )
+    return planned
+
+
+def _collect(
+    stage: JudgeStage,
+    conditions: Sequence[NoiseCondition],
+    planned: Mapping[tuple[str, int], Sequence[Part]],
+    repeats: int,
+    reference: list[JudgeRecord],
+) -> NoiseResult:
+    """Every run's records, seconds and load from its stored parts (or the reference records)."""
+    result = NoiseResult()
+    for cond in conditions:
+        got = [
+            stage.stored(ps)
+            if (ps := planned.get((cond.name, rep)))
+            else JudgedPart(reference, None)
+            for rep in range(repeats)
+        ]
+        result.runs[cond.name] = [g.records for g in got]
+        result.seconds[cond.name] = [float("nan") if g.seconds is None else g.seconds for g in got]
+        result.load[cond.name] = [g.load for g in got]
+    return result
 
 
 def run_noise(
@@ -254,64 +316,27 @@ def run_noise(
     batch_sizes: Sequence[int | None] = (None,),
     one_at_a_time: bool = False,
     reference: Sequence[JudgeRecord] | None = None,
-    confidence: float = 0.95,
     config: Mapping[str, Any] | None = None,
     **run_kw: Any,
 ) -> NoiseResult | None:
     """Judge ``requests`` ``repeats`` times under each batch size (and one at a time), each run
     in parts under :func:`noise_run_dir` (resumable); None while parts that another process
     sharing the folder judges are missing. ``config`` and ``run_kw``: as for
-    :func:`judge_in_parts`.
+    :func:`judge_in_parts`. The score stage compares the runs
+    (:func:`~presentation_dependence.judge.scoring.noise.rerun_comparisons`).
 
     ``reference``: records of an earlier run of exactly these requests, used as run 0 of the
     first condition instead of judging again (e.g. the placement sweep itself).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    conditions = [NoiseCondition(b) for b in batch_sizes]
-    if one_at_a_time:
-        conditions.append(NoiseCondition(None, True))
-    if not conditions:
-        raise ValueError("no condition to run: give a batch size or one_at_a_time")
-    if len({c.name for c in conditions}) != len(conditions):
-        raise ValueError(f"duplicate conditions: {[c.name for c in conditions]}")
+    conditions = noise_conditions(batch_sizes, one_at_a_time)
     base = [replace(r, repeat=0) for r in requests]
     if reference is not None:
-        want = {(r.item.item_id, r.placement) for r in base}
-        have = {(r.item_id, r.placement) for r in reference}
-        if want != have or len(reference) != len(base):
-            raise ValueError(
-                "the reference records do not cover exactly these requests "
-                f"({len(want ^ have)} (item, placement) pairs differ)"
-            )
-    planned: dict[tuple[str, int], list[Part]] = {}
-    for ci, cond in enumerate(conditions):
-        for rep in range(repeats):
-            if not (ci == 0 and rep == 0 and reference is not None):
-                reqs = [replace(r, repeat=rep) for r in base]
-                run = noise_run_dir(cond.name, rep)
-                planned[cond.name, rep] = parts(
-                    judge, run, reqs, cond.batch_size, cond.one_at_a_time
-                )
+        _check_reference(base, reference)
+    planned = _plan(judge, base, conditions, repeats, reference is not None)
     stage = JudgeStage(folder, judge, config or {}, "noise")
     units = [u for us in planned.values() for u in us]
     if not run_units(stage, folder, units, desc="noise", **run_kw).complete:
         return None
-    result, ref = NoiseResult(), list(reference or ())
-    for cond in conditions:
-        got = [
-            stage.stored(ps) if (ps := planned.get((cond.name, rep))) else JudgedPart(ref, None)
-            for rep in range(repeats)
-        ]
-        result.runs[cond.name] = [g.records for g in got]
-        result.seconds[cond.name] = [float("nan") if g.seconds is None else g.seconds for g in got]
-        result.load[cond.name] = [g.load for g in got]
-    first = conditions[0].name
-    for name, runs in result.runs.items():
-        pairs = [(runs[0], runs[rep], f"{name}: run {rep} vs run 0") for rep in range(1, repeats)]
-        if name != first:
-            pairs.append((result.runs[first][0], runs[0], f"{name} vs {first} (run 0)"))
-        result.comparisons += [
-            compare_reruns(a, b, label=label, confidence=confidence) for a, b, label in pairs
-        ]
-    return result
+    return _collect(stage, conditions, planned, repeats, list(reference or ()))

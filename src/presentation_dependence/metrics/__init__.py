@@ -1,5 +1,6 @@
 """Metrics as pure functions over numpy arrays: ranking quality, order instability, decision
-flips, and the bootstrap/permutation statistics to report them with.
+flips, the bootstrap/permutation statistics to report them with, and the statistics of
+right/wrong outcomes and reruns (Wilson interval, exact McNemar test, rerun noise).
 
 Each function states its formula, source and tie rule in its docstring; ``docs/EVAL-PROTOCOL.md``
 ("Order-instability metrics") collects them. Score matrices are (M presentations, n candidates)
@@ -28,12 +29,14 @@ from presentation_dependence.metrics.order import (
     zeng_psi,
     zeng_psi_corpus,
 )
+from presentation_dependence.metrics.proportions import mcnemar_exact, wilson_interval
 from presentation_dependence.metrics.ranking import (
     ndcg_at_k,
     ndcg_per_presentation,
     random_order_ndcg,
     ranks_from_scores,
 )
+from presentation_dependence.metrics.reruns import flip_noise_to_se, rerun_se
 from presentation_dependence.metrics.stats import (
     bootstrap_ci,
     mean_with_ci,
@@ -49,9 +52,11 @@ __all__ = [
     "answer_flip",
     "bootstrap_ci",
     "delta_ndcg",
+    "flip_noise_to_se",
     "flip_rate",
     "jaccard",
     "kendall_tau_b",
+    "mcnemar_exact",
     "mean_pairwise_jaccard",
     "mean_pairwise_tau",
     "mean_with_ci",
@@ -65,6 +70,7 @@ __all__ = [
     "random_order_ndcg",
     "rank_variance",
     "ranks_from_scores",
+    "rerun_se",
     "retained_set",
     "retained_set_changed",
     "score_spread",
@@ -74,6 +80,7 @@ __all__ = [
     "stratified_permutation_test",
     "tau_psi",
     "tied_share",
+    "wilson_interval",
     "zeng_psi",
     "zeng_psi_corpus",
 ]

@@ -12,13 +12,13 @@ scores arise, which later analyses use (a pointwise scorer is order-free by cons
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from presentation_dependence.errors import ConfigError, RegistryError, shown
 from presentation_dependence.fields import build_dataclass, to_plain
-from presentation_dependence.records import Candidate, Query, RankResult
+from presentation_dependence.presentations import Ranker
 from presentation_dependence.registry import Registry
 
 __all__ = [
@@ -58,15 +58,13 @@ class RerankerOptions:
 
 
 @runtime_checkable
-class Reranker(Protocol):
-    """What the runners need from a reranker."""
+class Reranker(Ranker, Protocol):
+    """What the runners need from a reranker: ``rank`` (the
+    :class:`~presentation_dependence.presentations.Ranker` that scoring under presentations
+    needs), ``describe``, its paradigm and its options class."""
 
     paradigm: ClassVar[Paradigm]
     config_cls: ClassVar[type[RerankerOptions]]
-
-    def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
-        """Score ``candidates`` for ``query``; return every candidate, input order kept."""
-        ...
 
     def describe(self) -> dict[str, Any]:
         """What provenance.json records about this reranker (model revision, dtype, ...)."""

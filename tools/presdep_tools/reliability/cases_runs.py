@@ -19,8 +19,8 @@ from presdep_tools.reliability.cases_inputs import judge_config
 from presdep_tools.reliability.workspace import Workspace, expect
 from presdep_tools.testing.chat_server import ChatServer
 from presentation_dependence.judge.config import load_judge_config
+from presentation_dependence.judge.judges.scripted import ScriptedJudge
 from presentation_dependence.judge.runner import run_judge_task
-from presentation_dependence.judge.scripted import ScriptedJudge
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers.api_teacher import (
     ApiRequestError,

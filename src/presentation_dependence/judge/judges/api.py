@@ -42,14 +42,14 @@ from typing import Any, ClassVar
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.io.http import ApiClient, get_json, post_with_deadline
-from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
-from presentation_dependence.judge.generation import Generation, model_snapshot
-from presentation_dependence.judge.generative import (
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest
+from presentation_dependence.judge.judges.base import JUDGES, JudgeOptions, describe_judge
+from presentation_dependence.judge.judges.generation import Generation, model_snapshot
+from presentation_dependence.judge.judges.generative import (
     GenerativeChatJudge,
     GenerativeJudgeOptions,
     check_prompt_options,
 )
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
 from presentation_dependence.models.embedded import resolve_model
 
 __all__ = ["ApiJudge", "ApiJudgeOptions", "PassStats", "merge_pass_stats", "parse_prometheus"]

@@ -26,15 +26,20 @@ from typing import Any, ClassVar
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, checked_options, opt
-from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions, describe_judge
-from presentation_dependence.judge.generation import (
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.judge.judges.base import (
+    JUDGES,
+    JudgeIdentity,
+    JudgeOptions,
+    describe_judge,
+)
+from presentation_dependence.judge.judges.generation import (
     Generation,
     TransformersGenerator,
     encode_chat,
     load_generator,
 )
 from presentation_dependence.judge.parser import PARSER_RULES, parser_version, verdict_record
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.options import BatchedModelOptions
 
 __all__ = [
@@ -64,7 +69,7 @@ FORMAT_ITEM = '"[[{letter}]]" if assistant {letter} is best'
 # Template ``judge_nway_verdict_v1``: the same judging instruction, shortened, with the format
 # instruction *after* the answers (next to where the model writes) and worked once: the verdict
 # comes first, on its own line, then one sentence of reason. A small model then writes its
-# marker within a few tokens; the verdict readout (judge/readout.py) reads the same slot.
+# marker within a few tokens; the verdict readout (judge/judges/readout.py) reads the same slot.
 # ``{last}`` is the last letter of the prompt (the worked example's verdict).
 JUDGE_NWAY_VERDICT_V1 = """\
 Please act as an impartial judge and decide which of the {num} AI assistants below answers the user question best. Consider helpfulness, relevance, accuracy and level of detail. Do not let the order of the answers, their length or the assistants' names influence your decision.

@@ -21,7 +21,7 @@ from typing import Any
 
 from presentation_dependence.errors import InputFormatError
 from presentation_dependence.io._lines import decode_text, iter_lines, parse_json_line
-from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.judge.items.records import ResponseItem
 
 __all__ = ["Site", "json_lines", "json_list"]
 

@@ -13,7 +13,7 @@ Registered names (``data.dataset`` of a judge config):
 ``reward-bench-2``          allenai/reward-bench-2 from the hub (needs ``datasets`` and network)
 ==========================  ====================================================================
 
-Fields are read by :mod:`~presentation_dependence.judge.item_fields`: labels are parsed, never
+Fields are read by :mod:`~presentation_dependence.judge.items.item_fields`: labels are parsed, never
 coerced (a JSON boolean; LLMBar's integer 1 or 2), and any malformed line or item is an
 ``InputFormatError`` naming the file, the line or item and the fix.
 
@@ -34,8 +34,8 @@ from typing import Any
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import opt
-from presentation_dependence.judge.item_fields import Site, json_lines, json_list
-from presentation_dependence.judge.records import ResponseItem
+from presentation_dependence.judge.items.item_fields import Site, json_lines, json_list
+from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.optional import import_optional
 from presentation_dependence.registry import Registry
 
@@ -91,7 +91,8 @@ def default_shared_data() -> Path:
     env = os.environ.get("PRESDEP_SHARED_DATA")
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data"
+    # judge/items/loaders.py -> items, judge, presentation_dependence, src, <repo>, its parent
+    return Path(__file__).resolve().parents[5] / "shared" / "data"
 
 
 def _root(cfg: ResponseDataConfig) -> Path:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest
 from presentation_dependence.registry import Registry
 
 __all__ = ["JUDGES", "Judge", "JudgeIdentity", "JudgeOptions", "build_judge", "describe_judge"]

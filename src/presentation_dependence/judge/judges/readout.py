@@ -1,6 +1,6 @@
 """The verdict readout judge: the N-way judge prompt, then one forward pass reads P(verdict).
 
-The prompt is the generative judge's (:mod:`~presentation_dependence.judge.generative`: the same
+The prompt is the generative judge's (:mod:`~presentation_dependence.judge.judges.generative`: the same
 template, rendered as one user turn with the model's own chat template), followed by the
 *answer skeleton* up to the verdict slot, e.g. ``Verdict: [[``. The model runs once over that
 text and the distribution at the slot is read over the N verdict labels ``A``, ``B``, ..
@@ -42,15 +42,15 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
-from presentation_dependence.judge.base import JUDGES, JudgeOptions, describe_judge
-from presentation_dependence.judge.generation import chat_text
-from presentation_dependence.judge.generative import (
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.judge.judges.base import JUDGES, JudgeOptions, describe_judge
+from presentation_dependence.judge.judges.generation import chat_text
+from presentation_dependence.judge.judges.generative import (
     ChatModelJudge,
     JudgePromptOptions,
     check_template,
 )
 from presentation_dependence.judge.parser import verdict_record
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.readout.options import BatchedModelOptions
 from presentation_dependence.readout.prompt import BuiltPrompt, GradeLabelTokenizationError
 from presentation_dependence.seeding import rng_from

@@ -21,9 +21,14 @@ import numpy as np
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import checked_options, opt
-from presentation_dependence.judge.base import JUDGES, JudgeIdentity, JudgeOptions, describe_judge
+from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, slot_letter
+from presentation_dependence.judge.judges.base import (
+    JUDGES,
+    JudgeIdentity,
+    JudgeOptions,
+    describe_judge,
+)
 from presentation_dependence.judge.parser import parser_version, verdict_record
-from presentation_dependence.judge.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.seeding import rng_from
 
 __all__ = ["ScriptedJudge", "ScriptedJudgeOptions"]
