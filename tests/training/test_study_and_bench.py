@@ -73,8 +73,8 @@ def test_collapse_rule():
 @pytest.mark.slow
 def test_training_step_benchmark_on_the_tiny_model(tiny_model):
     pytest.importorskip("peft")
-    from presentation_dependence.bench.report import training_benchmark_markdown
-    from presentation_dependence.bench.training import training_step_benchmark
+    from presdep_tools.bench.report import training_benchmark_markdown
+    from presdep_tools.bench.training import training_step_benchmark
 
     r = training_step_benchmark(
         tiny_model,
@@ -151,8 +151,8 @@ def test_training_step_benchmark_times_the_study_allocator_in_its_own_process(ti
     """The allocator part runs in a child started with the study's ALLOCATOR_ENV, the OC-SFT
     part with the measuring 128 KiB threshold; both report CPU time and page faults."""
     pytest.importorskip("peft")
-    from presentation_dependence.bench.report import training_benchmark_markdown
-    from presentation_dependence.bench.training import MMAP_THRESHOLD, training_step_benchmark
+    from presdep_tools.bench.report import training_benchmark_markdown
+    from presdep_tools.bench.training import MMAP_THRESHOLD, training_step_benchmark
     from presentation_dependence.training.study_run import ALLOCATOR_ENV
 
     r = training_step_benchmark(

@@ -258,7 +258,7 @@ def _profile_step(step: Callable[[], float]) -> list[dict[str, Any]]:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from presentation_dependence.bench.speed import summarise_profile
+    from presdep_tools.bench.speed import summarise_profile
 
     with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
         step()

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from presentation_dependence.bench.readout import matmul_flops, non_embedding_parameters
+from presdep_tools.bench.readout import matmul_flops, non_embedding_parameters
 from presentation_dependence.readout.backend import TransformersBackend
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
 from presentation_dependence.records import RerankRequest
