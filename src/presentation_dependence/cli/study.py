@@ -274,7 +274,7 @@ def _register_plan(actions: Subparsers) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.study_run import StudyRun, run_study
+    from presentation_dependence.studies.sequencer import StudyRun, run_study
 
     opts = StudyRun(
         root=args.root,
@@ -291,16 +291,16 @@ def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.study_run import study_run_dirs
-    from presentation_dependence.training.study_table import study_table
+    from presentation_dependence.studies.sequencer import study_run_dirs
+    from presentation_dependence.studies.table import study_table
 
     table = study_table(study_run_dirs(args.dl19_dir), args.timings, from_scores=args.from_scores)
     return _write_markdown(args, table)
 
 
 def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.collections_figures import DEFAULT_PAIRS, parse_pair
-    from presentation_dependence.training.collections_table import collections_table
+    from presentation_dependence.studies.collections_figures import DEFAULT_PAIRS, parse_pair
+    from presentation_dependence.studies.collections_table import collections_table
 
     pairs = DEFAULT_PAIRS if args.pairs is None else tuple(parse_pair(p) for p in args.pairs)
     average = args.average
@@ -329,7 +329,7 @@ def _write_markdown(args: argparse.Namespace, text: str) -> int:
 
 
 def _cmd_archive(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.runners.archive import archive_summaries
+    from presentation_dependence.studies.archive import archive_summaries
 
     for path in archive_summaries(args.sources, args.to):
         sys.stdout.write(f"{path}\n")
@@ -340,13 +340,13 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.io.atomic import atomic_write_bytes
     from presentation_dependence.report.figures import learning_curve
     from presentation_dependence.report.markers import splice_file
-    from presentation_dependence.training.config import load_training_config
-    from presentation_dependence.training.curve import (
+    from presentation_dependence.studies.curve import (
         checkpoint_adapters,
         curve_markdown,
         curve_paired,
         learning_curve_points,
     )
+    from presentation_dependence.training.config import load_training_config
 
     if args.every < 1:
         raise PresdepError(f"--every {args.every}: give a positive number of steps, e.g. 100")
@@ -394,7 +394,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.judge.study_run import run_judge_study
+    from presentation_dependence.studies.judge_run import run_judge_study
 
     if args.rerun_items is not None and (not args.rerun or args.rerun_items < 1):
         raise ConfigError(f"--rerun-items {args.rerun_items}: expected N >= 1 with --rerun")

@@ -11,8 +11,11 @@ One judgement, stage by stage; each module calls only those listed before it:
 5. the calls of a run: :mod:`.sweep` (the resumable sweep; the reruns of ``presdep noise``);
 6. score: :mod:`.scoring` (summary, paired tests, rerun-noise figures);
 7. report and gate: :mod:`.report`, :mod:`.gate`; on top :mod:`.runner` (``presdep judge | noise |
-   gate``). Beside the chain: :mod:`.ranking` (response ranking with the readout), the study
-   (:mod:`.study`, :mod:`.study_plan`, :mod:`.study_run`) and :mod:`.docs`.
+   gate``). Beside the chain: :mod:`.ranking` (response ranking with the readout).
+
+The judge study (its runner, tables, cost plan and docs) is
+:mod:`presentation_dependence.studies` (``judge_run``, ``judge_study``, ``judge_plan``,
+``judge_docs``).
 
 Importing the package registers the built-in judges (``transformers``, ``readout``,
 ``openai-completions``, ``scripted``).

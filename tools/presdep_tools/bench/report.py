@@ -321,7 +321,7 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
 
         rows.append(
             f"\nThe OC-SFT step under the study's allocator settings (`ALLOCATOR_ENV`, "
-            f"training/study_run.py) against the 128 KiB mmap threshold the memory rows use: "
+            f"studies/sequencer.py) against the 128 KiB mmap threshold the memory rows use: "
             f"**{result['allocator_speedup']:.2f}×** the speed ({cpu(study)}; against "
             f"{cpu(oc)})."
         )

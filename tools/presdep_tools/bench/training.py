@@ -44,8 +44,8 @@ from typing import Any
 import torch
 
 from presentation_dependence.seeding import rng_from
+from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 from presentation_dependence.training.progress import rss_bytes
-from presentation_dependence.training.study_run import ALLOCATOR_ENV
 
 __all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
 

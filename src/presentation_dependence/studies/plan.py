@@ -1,5 +1,5 @@
 """The CPU-scale study's command plan (``scripts/train/run_cpu_study.py``); its table is
-:mod:`~presentation_dependence.training.study_table`.
+:mod:`~presentation_dependence.studies.table`.
 
 Train on non-DL19 queries (SciFact BM25 top-20, HotpotQA paragraphs, NovelEval), select λ on
 held-out queries of the same collections, and evaluate on DL19 top-20 with M = 10 shuffles:

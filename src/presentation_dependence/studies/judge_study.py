@@ -4,7 +4,8 @@ Layout under a study root (``scripts/judge_study.py`` writes it; ``configs/judge
 
 * ``<root>/<config id>/``: a ``presdep judge`` folder (``records.jsonl``, ``summary.json``,
   ``resolved_config.yaml``, ``provenance.json``) plus the cost: ``unit_costs.jsonl`` (every
-  part's wall and CPU seconds) where it covers every part, else ``study_timing.json``;
+  part's wall and CPU seconds) where it covers every part, else (a run from before) its
+  ``study_timing.json``;
   ``rerun/`` inside it, when present, is a ``presdep noise`` folder whose run 0 is the sweep
   itself (``--reference``); ``gate_verdict.json``, when present, a ``presdep gate`` verdict.
 * ``<root>/<id>/`` with ``ranking_summary.json``: a ``task: rank`` folder;
@@ -52,6 +53,7 @@ from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.costs import phase_cost, units_by_processor
 from presentation_dependence.runners.readback import folder_config, recorded_cpus
 from presentation_dependence.runners.run_folder import RESOLVED_CONFIG
+from presentation_dependence.studies.timing import legacy_judge_timing
 
 __all__ = [
     "StudyRun",
@@ -114,12 +116,13 @@ def load_run(folder: Path) -> StudyRun | None:
     else:
         return None
     # The run's cost: its units' summed seconds where every unit has a record (a run resumed
-    # across sessions or shared by processes), else the one invocation study_timing.json timed.
+    # across sessions or shared by processes), else the one invocation an old run's
+    # study_timing.json timed.
     cost = phase_cost(folder, run.kind)
     run.processors = units_by_processor(folder, run.kind)
     if run.rerun is not None:
         run.rerun_processors = units_by_processor(folder / "rerun", "noise")
-    timing = _json(folder / "study_timing.json") or {}
+    timing = legacy_judge_timing(folder)
     if cost is not None and cost.complete:
         run.seconds, run.cpu_seconds = cost.seconds, cost.cpu_seconds
     else:
