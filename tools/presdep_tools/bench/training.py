@@ -349,6 +349,13 @@ def training_step_benchmark(
             out[name]["tokens_per_second"],
             out[name]["peak_step_mb"],
         )
+    _add_ratios(out, isolate)
+    return out
+
+
+def _add_ratios(out: dict[str, Any], isolate: bool) -> None:
+    """Into ``out``: OC-SFT over single view (eager, compiled) against the goal, and the
+    speed-ups of the study's allocator, the compiled and the autocast OC-SFT step."""
     for suffix in ("", "_compiled"):
         single, oc = out.get("single_view" + suffix), out.get("oc_sft" + suffix)
         if single is None or oc is None:
@@ -367,4 +374,3 @@ def training_step_benchmark(
             out[name.replace("oc_sft", "speedup")] = (
                 out["oc_sft"]["seconds_median"] / out[name]["seconds_median"]
             )
-    return out
