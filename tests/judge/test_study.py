@@ -176,7 +176,7 @@ def test_rerun_of_the_first_items_only_is_measured_and_labelled(
     """``--rerun-items N``: the rerun judges the first N items' calls, compared with the same
     calls of the sweep, and the overview names the share it was measured on."""
     from presentation_dependence.cli import main
-    from presentation_dependence.studies.judge_study import study_markdown
+    from presentation_dependence.studies.judge_tables import study_markdown
 
     cfg = _config(tmp_path, items_file, "toy-readout", 0.8)
     root = tmp_path / "study"

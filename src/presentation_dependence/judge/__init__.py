@@ -13,9 +13,9 @@ One judgement, stage by stage; each module calls only those listed before it:
 7. report and gate: :mod:`.report`, :mod:`.gate`; on top :mod:`.runner` (``presdep judge | noise |
    gate``). Beside the chain: :mod:`.ranking` (response ranking with the readout).
 
-The judge study (its runner, tables, cost plan and docs) is
-:mod:`presentation_dependence.studies` (``judge_run``, ``judge_study``, ``judge_plan``,
-``judge_docs``).
+The judge study (its runner, run folders read back, tables, cost plan and docs) is in
+:mod:`presentation_dependence.studies` (``judge_run``, ``judge_study``, ``judge_tables``,
+``judge_plan``, ``judge_docs``).
 
 Importing the package registers the built-in judges (``transformers``, ``readout``,
 ``openai-completions``, ``scripted``).

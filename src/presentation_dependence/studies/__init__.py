@@ -12,7 +12,8 @@ Above the feature packages (training, judge, qa, interop) and reproduction, belo
   :mod:`.curve` (learning curves over checkpoints), :mod:`.archive` (run folders' summaries
   kept in git, which the tables render from again);
 * the judge study: :mod:`.judge_run` (each config into its folder, resumably),
-  :mod:`.judge_study` (its tables and figure), :mod:`.judge_plan` (its cost before it runs),
+  :mod:`.judge_study` (its run folders read back),
+  :mod:`.judge_tables` (its tables and figure), :mod:`.judge_plan` (its cost before it runs),
   :mod:`.judge_docs` (the docs/studies/judge-*.md blocks);
 * the reproduction tasks' stages: :mod:`.stages` (a stage's commands as steps).
 """
