@@ -5,7 +5,9 @@ documents) and its achieved FLOP/s against a dense matmul; the speed levers of i
 off (eager vs optimised, attention kernel, compiled layers, dtype, autocast, padding,
 logits_to_keep, threads, a shared-prefix KV cache) with a per-operator profile; the generative
 listwise rate; and the OC-SFT training step eager vs optimised. One run, about 10 minutes on
-two cores. ``--conditions`` is written into the report's conditions section.
+two cores. ``--conditions`` is written into the report's conditions section. The benchmarks
+are development tools (``tools/presdep_tools/bench``, not in the wheel): ``poe bench`` puts
+``tools/`` on the path (``PYTHONPATH=tools python scripts/bench.py`` without poe).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from typing import Any
 
 import torch
 
-from presentation_dependence.bench.readout import run_readout_benchmark
-from presentation_dependence.bench.report import full_markdown
+from presdep_tools.bench.readout import run_readout_benchmark
+from presdep_tools.bench.report import full_markdown
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
@@ -95,14 +97,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     requests = load_dataset(cfg).requests
     speed = None
     if not args.skip_speed:  # first: its first compiled pass is the process's first
-        from presentation_dependence.bench.speed import readout_speed_benchmark
+        from presdep_tools.bench.speed import readout_speed_benchmark
 
         speed = readout_speed_benchmark(requests, model_name=args.model)
     readout = run_readout_benchmark(requests, model_name=args.model, dtypes=args.dtypes)
     for d in readout["by_dtype"].values():
         for part in ("listwise", "pointwise"):
             d[part].pop("scores", None)
-    from presentation_dependence.bench.generative import generative_listwise_rate
+    from presdep_tools.bench.generative import generative_listwise_rate
 
     bf = readout["by_dtype"].get("bfloat16") or next(iter(readout["by_dtype"].values()))
     generative = generative_listwise_rate(
@@ -114,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     training = None
     if not args.skip_training:
-        from presentation_dependence.bench.training import training_step_benchmark
+        from presdep_tools.bench.training import training_step_benchmark
 
         training = training_step_benchmark(args.model, num_threads=args.threads)
     results = {

@@ -15,7 +15,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from presentation_dependence.judge.docs import update_doc, update_study_doc
+from presentation_dependence.studies.judge_docs import update_doc, update_study_doc
 
 # The study page that holds each block (docs/generated_blocks.yaml lists them all).
 BLOCK_DOCS = {

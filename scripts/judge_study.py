@@ -1,6 +1,6 @@
 """Run a judge study: every config of ``configs/judge/study/`` into one folder each, resumably.
 
-A shim of ``presdep study judge`` (the same flags; judge/study_run.py)::
+A shim of ``presdep study judge`` (the same flags; studies/judge_run.py)::
 
     python scripts/judge_study.py [CONFIG ...] [--root runs/judge/study] [--rerun] [--gate]
         [--override block.key=value ...]

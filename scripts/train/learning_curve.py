@@ -1,4 +1,4 @@
-"""Learning curves of trained students on held-out queries (training/curve.py), as a plot.
+"""Learning curves of trained students on held-out queries (studies/curve.py), as a plot.
 
 A shim of ``presdep study curve`` (the same flags)::
 

@@ -1,6 +1,6 @@
 """The CPU-scale study, end to end: ``uv run python scripts/train/run_cpu_study.py``.
 
-A shim of ``presdep study plan`` (the same flags; training/study_run.py). Runs, in order
+A shim of ``presdep study plan`` (the same flags; studies/sequencer.py). Runs, in order
 (docs/studies/self-distillation.md lists the same commands): prepare the training/held-out
 fixtures, make the silver labels (T = 10), select λ on held-out queries, train the single-order,
 order-averaged and permutation-augmentation students, then score the off-the-shelf readout, BSC

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from presentation_dependence.bench.generative import generative_listwise_rate
+from presdep_tools.bench.generative import generative_listwise_rate
 from presentation_dependence.records import Candidate, Query, RerankRequest
 
 

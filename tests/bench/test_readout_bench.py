@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from presentation_dependence.bench.readout import (
+from presdep_tools.bench.readout import (
     matmul_flops,
     non_embedding_parameters,
     run_readout_benchmark,
 )
-from presentation_dependence.bench.report import benchmarks_markdown
+from presdep_tools.bench.report import benchmarks_markdown
 from presentation_dependence.records import Candidate, Query, RerankRequest
 
 

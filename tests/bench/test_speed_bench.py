@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from presentation_dependence.bench.report import speed_markdown
-from presentation_dependence.bench.speed import readout_speed_benchmark
+from presdep_tools.bench.report import speed_markdown
+from presdep_tools.bench.speed import readout_speed_benchmark
 from presentation_dependence.readout import speed
 from presentation_dependence.records import Candidate, Query, RerankRequest
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from presentation_dependence.cli import main
-from presentation_dependence.training.study_table import study_table
+from presentation_dependence.studies.table import study_table
+from presentation_dependence.studies.timing import step_seconds
 from tests.cli.conftest import REPO, files_under, load_script
 from tests.judge.conftest import items_file
 from tests.judge.test_study import _config as judge_config
@@ -125,8 +126,8 @@ def test_judge_study_writes_the_same_folders_as_its_script(
     first = (folder / "records.jsonl").stat().st_mtime_ns
     assert main(["study", "judge", *cfgs, "--root", str(tmp_path / "cli"), *args]) == 0
     assert (folder / "records.jsonl").stat().st_mtime_ns == first  # finished: skipped
-    timing = json.loads((folder / "study_timing.json").read_text())
-    assert {"seconds", "rerun_seconds", "gate_seconds"} <= set(timing)
+    timed = step_seconds(tmp_path / "cli" / "steps.jsonl")  # the study's one timing record
+    assert {"toy-readout run", "toy-readout rerun", "toy-readout gate"} <= set(timed)
     script = load_script("scripts/judge_study.py")
     assert script.main([*cfgs, "--root", str(tmp_path / "script"), *args]) == 0
     assert files_under(tmp_path / "cli") == files_under(tmp_path / "script")

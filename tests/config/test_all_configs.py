@@ -17,9 +17,9 @@ from presentation_dependence.qa.reader import load_reader_config
 from presentation_dependence.reproduction.appendix import load_appendix
 from presentation_dependence.reproduction.populations import load_population
 from presentation_dependence.reproduction.tasks import load_task
+from presentation_dependence.studies.plan import load_plan
 from presentation_dependence.training.config import load_training_config, training_config_from_raw
 from presentation_dependence.training.fit_probe import load_ladder
-from presentation_dependence.training.study import load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))

@@ -16,8 +16,8 @@ from presentation_dependence.config.loader import (
 )
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge.config import load_judge_config
+from presentation_dependence.studies.plan import load_plan
 from presentation_dependence.training.config import load_training_config
-from presentation_dependence.training.study import load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -80,7 +80,7 @@ def test_shipped_judge_configs_validate() -> None:
 
 
 def test_judge_doc_renders_the_measured_section(tmp_path: Path, items_file: Path) -> None:
-    from presentation_dependence.judge.docs import MARK_END, MARK_START, update_doc
+    from presentation_dependence.studies.judge_docs import MARK_END, MARK_START, update_doc
 
     cfg = config(tmp_path, items_file)
     out = tmp_path / "n"

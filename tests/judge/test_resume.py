@@ -83,7 +83,7 @@ def test_a_folder_frozen_before_an_option_existed_still_resumes(tmp_path, items_
 
 
 def test_an_old_flat_provenance_is_read_and_appended_to(tmp_path, items_file):
-    from presentation_dependence.judge.docs import measured_markdown
+    from presentation_dependence.studies.judge_docs import measured_markdown
 
     cfg = config(tmp_path, items_file)
     out = tmp_path / "n"
@@ -197,7 +197,7 @@ def test_a_part_another_process_holds_is_left_to_it(tmp_path, items_file, monkey
 
 
 def test_a_killed_study_rerun_resumes_at_the_part_in_flight(tmp_path, items_file, monkeypatch):
-    from presentation_dependence.judge.study_run import run_study_config
+    from presentation_dependence.studies.judge_run import run_study_config
 
     cfg = load_judge_config(config(tmp_path, items_file))
     run_study_config(cfg, tmp_path / "ref", [], rerun=True, gate=False)

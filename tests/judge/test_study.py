@@ -14,14 +14,15 @@ import pytest
 import yaml
 
 from presentation_dependence.judge.config import load_judge_config
-from presentation_dependence.judge.docs import STUDY_END, STUDY_START, update_study_doc
 from presentation_dependence.judge.items.records import JudgeRequest, read_records
 from presentation_dependence.judge.parser import verdict_record
-from presentation_dependence.judge.study import load_study, placement_flips
 from presentation_dependence.provenance import cpu_info, cpu_label
-from presentation_dependence.runners.archive import archive_summaries
 from presentation_dependence.runners.costs import phase_cost
 from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.studies.archive import archive_summaries
+from presentation_dependence.studies.judge_docs import STUDY_END, STUDY_START, update_study_doc
+from presentation_dependence.studies.judge_study import load_study, placement_flips
+from presentation_dependence.studies.timing import step_seconds
 from tests.judge.conftest import make_items, noise_outputs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,8 +85,9 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     first = (root / "toy-readout" / "records.jsonl").stat().st_mtime_ns
     assert study.main(args) == 0  # finished runs are skipped
     assert (root / "toy-readout" / "records.jsonl").stat().st_mtime_ns == first
-    timing = json.loads((root / "toy-readout" / "study_timing.json").read_text())
-    assert {"seconds", "rerun_seconds", "gate_seconds"} <= set(timing)
+    timed = step_seconds(root / "steps.jsonl")  # the study's one timing record
+    assert {"toy-readout run", "toy-readout rerun", "toy-readout gate"} <= set(timed)
+    assert not (root / "toy-readout" / "study_timing.json").exists()
     assert list((root / "toy-readout" / "gate_cache").glob("*.jsonl"))  # the gate can resume
 
     runs = load_study(root)
@@ -118,7 +120,7 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
 def test_plan_counts_calls_and_scales_cpu_from_measured_runs(
     tmp_path: Path, items_file: Path
 ) -> None:
-    from presentation_dependence.judge.study_plan import plan_rows
+    from presentation_dependence.studies.judge_plan import plan_rows
 
     study = _script("scripts/judge_study.py")
     ran = _config(tmp_path, items_file, "toy-readout", 0.8)
@@ -133,6 +135,22 @@ def test_plan_counts_calls_and_scales_cpu_from_measured_runs(
     assert cost is not None and cost.complete and runs[0].cpu_seconds == cost.cpu_seconds
     assert own.cpu_hours == pytest.approx(runs[0].cpu_seconds / 3600)
     assert scaled.cpu_per_call == pytest.approx(own.cpu_per_call)  # same items
+
+
+def test_a_run_from_before_unit_costs_reads_its_study_timing(
+    tmp_path: Path, items_file: Path
+) -> None:
+    """A folder whose parts did not all record their cost (a run begun before they did) takes
+    its cost from the study_timing.json the judge study wrote then (committed archives)."""
+    cfg = _config(tmp_path, items_file, "toy-readout", 0.8)
+    assert _script("scripts/judge_study.py").main([str(cfg), "--root", str(tmp_path / "s")]) == 0
+    folder = tmp_path / "s" / "toy-readout"
+    costs = (folder / "unit_costs.jsonl").read_text().splitlines()
+    (folder / "unit_costs.jsonl").write_text("\n".join(costs[1:]) + "\n")  # one part unrecorded
+    old = {"seconds": 12.5, "cpu_seconds": 10.25, "rerun_seconds": 3.0, "rerun_cpu_seconds": 2.0}
+    (folder / "study_timing.json").write_text(json.dumps(old, indent=2) + "\n")
+    (run,) = load_study(tmp_path / "s")
+    assert (run.seconds, run.cpu_seconds) == (12.5, 10.25)
 
 
 def test_shipped_study_configs_validate() -> None:
@@ -158,7 +176,7 @@ def test_rerun_of_the_first_items_only_is_measured_and_labelled(
     """``--rerun-items N``: the rerun judges the first N items' calls, compared with the same
     calls of the sweep, and the overview names the share it was measured on."""
     from presentation_dependence.cli import main
-    from presentation_dependence.judge.study import study_markdown
+    from presentation_dependence.studies.judge_tables import study_markdown
 
     cfg = _config(tmp_path, items_file, "toy-readout", 0.8)
     root = tmp_path / "study"
@@ -178,7 +196,7 @@ def test_a_process_whose_parts_another_still_judges_leaves_the_config_to_it(
 ) -> None:
     """Two processes share a study: one whose run returns unfinished (another process judges
     parts) neither reruns nor gates, and does not fail; the other finishes the config."""
-    import presentation_dependence.judge.study_run as study_run
+    import presentation_dependence.studies.judge_run as study_run
 
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
     calls: list[str] = []
@@ -228,7 +246,7 @@ def test_a_process_waits_for_the_sweeps_last_part_and_goes_on_to_the_rerun(
     """Where a rerun follows, a process that finds a part of the sweep held by another waits
     for it instead of leaving (so the rerun has both processes), and judges it itself when the
     holder lets go without writing it; the outputs equal those of one process alone."""
-    import presentation_dependence.judge.study_run as study_run
+    import presentation_dependence.studies.judge_run as study_run
 
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
     assert study_run.run_study_config(cfg, tmp_path / "ref", [], rerun=True, gate=False)
@@ -266,7 +284,7 @@ def test_a_gate_another_process_runs_is_left_to_it(
 ) -> None:
     """The gate is claimed as a whole: a process that finds it claimed neither runs it nor
     archives the config, and reports the config unfinished."""
-    import presentation_dependence.judge.study_run as study_run
+    import presentation_dependence.studies.judge_run as study_run
 
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
     out = tmp_path / "study" / "toy-readout"
@@ -289,7 +307,7 @@ def test_only_the_process_that_finishes_a_config_archives_it(
 ) -> None:
     """``--archive-to``: a process that leaves an unfinished config to another archives nothing
     (no half-finished run lands in git); the one that finishes it archives the summaries."""
-    import presentation_dependence.judge.study_run as study_run
+    import presentation_dependence.studies.judge_run as study_run
 
     cfg = load_judge_config(_config(tmp_path, items_file, "toy-readout", 0.8))
     archive = tmp_path / "archive"

@@ -17,10 +17,6 @@ from presentation_dependence.reproduction.materialise import materialise
 from presentation_dependence.reproduction.plan import Environment, make_plan
 from presentation_dependence.reproduction.populations import load_population
 from presentation_dependence.reproduction.results_index import load_index
-from presentation_dependence.reproduction.study import (
-    select_jobs,
-    stage_commands,
-)
 from presentation_dependence.reproduction.tasks import (
     expand_jobs,
     generate_configs,
@@ -28,8 +24,12 @@ from presentation_dependence.reproduction.tasks import (
     list_tasks,
     load_task,
 )
-from presentation_dependence.training.study import Step
-from presentation_dependence.training.study_run import run_steps
+from presentation_dependence.studies.plan import Step
+from presentation_dependence.studies.sequencer import run_steps
+from presentation_dependence.studies.stages import (
+    select_jobs,
+    stage_commands,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 from presentation_dependence.cli import main
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.robustness.recompute import EVIDENCE, recompute_run
-from presentation_dependence.runners.archive import archive_summaries
+from presentation_dependence.studies.archive import archive_summaries
 
 REPO = Path(__file__).resolve().parents[2]
 

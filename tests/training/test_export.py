@@ -206,7 +206,7 @@ def test_verify_against_archive_rescored_from_a_fixture(students, tmp_path, caps
 
     from presentation_dependence.config import load_experiment_config
     from presentation_dependence.robustness.runner import PSIRunner
-    from presentation_dependence.runners.archive import archive_summaries
+    from presentation_dependence.studies.archive import archive_summaries
     from tests.robustness.test_runner import make_fixture
 
     fixture = make_fixture(tmp_path / "fixture.jsonl")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from presentation_dependence.optional import MissingExtraError, import_optional
-from presentation_dependence.training.study import study_plan
-from presentation_dependence.training.study_table import collapsed, study_table
+from presentation_dependence.studies.plan import study_plan
+from presentation_dependence.studies.table import collapsed, study_table
 from tests.training.conftest import fake_run
 
 
@@ -73,8 +73,8 @@ def test_collapse_rule():
 @pytest.mark.slow
 def test_training_step_benchmark_on_the_tiny_model(tiny_model):
     pytest.importorskip("peft")
-    from presentation_dependence.bench.report import training_benchmark_markdown
-    from presentation_dependence.bench.training import training_step_benchmark
+    from presdep_tools.bench.report import training_benchmark_markdown
+    from presdep_tools.bench.training import training_step_benchmark
 
     r = training_step_benchmark(
         tiny_model,
@@ -114,7 +114,7 @@ def test_study_table_pairs_oc_sft_against_every_other_student(tmp_path):
 
 
 def test_collapse_rule_is_not_applied_off_the_grade_scale(tmp_path):
-    from presentation_dependence.training.study_table import run_paradigm
+    from presentation_dependence.studies.table import run_paradigm
 
     base = {"score_spread": 0.3, "tied_share": 0.1}
     # a bi-encoder teacher's cosines are not expected grades: no verdict
@@ -151,9 +151,9 @@ def test_training_step_benchmark_times_the_study_allocator_in_its_own_process(ti
     """The allocator part runs in a child started with the study's ALLOCATOR_ENV, the OC-SFT
     part with the measuring 128 KiB threshold; both report CPU time and page faults."""
     pytest.importorskip("peft")
-    from presentation_dependence.bench.report import training_benchmark_markdown
-    from presentation_dependence.bench.training import MMAP_THRESHOLD, training_step_benchmark
-    from presentation_dependence.training.study_run import ALLOCATOR_ENV
+    from presdep_tools.bench.report import training_benchmark_markdown
+    from presdep_tools.bench.training import MMAP_THRESHOLD, training_step_benchmark
+    from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 
     r = training_step_benchmark(
         tiny_model,

@@ -3,7 +3,9 @@
 * :mod:`presdep_tools.testing`: test helpers (the tiny random model, a loopback
   OpenAI-compatible chat server), used by the tests and the harness below;
 * :mod:`presdep_tools.reliability`: the hostile-cases harness (``poe reliability`` writes
-  docs/RELIABILITY.md).
+  docs/RELIABILITY.md);
+* :mod:`presdep_tools.bench`: the benchmarks (``poe bench`` writes bench/results.json and
+  docs/BENCHMARKS.md).
 
 They drive the package as a user would and import it; the package never imports them
 (an import-linter contract in ``poe lint``). ``tools/`` is on the path of pytest

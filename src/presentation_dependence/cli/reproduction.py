@@ -86,8 +86,8 @@ def _task_list(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _task_show(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.reproduction.study import format_jobs, task_jobs
     from presentation_dependence.reproduction.tasks import load_task
+    from presentation_dependence.studies.stages import format_jobs, task_jobs
 
     task = load_task(args.task)
     jobs = task_jobs(task, patterns=args.jobs)
@@ -96,8 +96,8 @@ def _task_show(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _task_generate(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.reproduction.study import task_jobs
     from presentation_dependence.reproduction.tasks import generate_configs, load_task
+    from presentation_dependence.studies.stages import task_jobs
 
     task = load_task(args.task)
     written = generate_configs(task_jobs(task, patterns=args.jobs), data_root=args.data_root)
@@ -116,9 +116,9 @@ def _stage_list(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _stage_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.reproduction.study import stage_commands, task_jobs
     from presentation_dependence.reproduction.tasks import load_task
-    from presentation_dependence.training.study_run import run_steps
+    from presentation_dependence.studies.sequencer import run_steps
+    from presentation_dependence.studies.stages import stage_commands, task_jobs
 
     task = load_task(args.task)
     jobs = task_jobs(task, patterns=args.jobs)

@@ -21,9 +21,9 @@ from presentation_dependence.reproduction.appendix import Appendix
 from presentation_dependence.reproduction.populations import Population
 from presentation_dependence.reproduction.tasks import Task
 from presentation_dependence.robustness.verify import ArchiveChecks
+from presentation_dependence.studies.plan import Plan
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.fit_probe import ProbeConfig
-from presentation_dependence.training.study import Plan
 
 __all__ = ["FAMILIES", "Family", "family_markdown"]
 

@@ -19,7 +19,6 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from presentation_dependence.cli import reproduction
 from presentation_dependence.cli.common import (
@@ -274,7 +273,7 @@ def _register_plan(actions: Subparsers) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.study_run import StudyRun, run_study
+    from presentation_dependence.studies.sequencer import StudyRun, run_study
 
     opts = StudyRun(
         root=args.root,
@@ -291,16 +290,16 @@ def _cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.study_run import study_run_dirs
-    from presentation_dependence.training.study_table import study_table
+    from presentation_dependence.studies.sequencer import study_run_dirs
+    from presentation_dependence.studies.table import study_table
 
     table = study_table(study_run_dirs(args.dl19_dir), args.timings, from_scores=args.from_scores)
     return _write_markdown(args, table)
 
 
 def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.training.collections_figures import DEFAULT_PAIRS, parse_pair
-    from presentation_dependence.training.collections_table import collections_table
+    from presentation_dependence.studies.collections_figures import DEFAULT_PAIRS, parse_pair
+    from presentation_dependence.studies.collections_table import collections_table
 
     pairs = DEFAULT_PAIRS if args.pairs is None else tuple(parse_pair(p) for p in args.pairs)
     average = args.average
@@ -329,7 +328,7 @@ def _write_markdown(args: argparse.Namespace, text: str) -> int:
 
 
 def _cmd_archive(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.runners.archive import archive_summaries
+    from presentation_dependence.studies.archive import archive_summaries
 
     for path in archive_summaries(args.sources, args.to):
         sys.stdout.write(f"{path}\n")
@@ -340,13 +339,7 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.io.atomic import atomic_write_bytes
     from presentation_dependence.report.figures import learning_curve
     from presentation_dependence.report.markers import splice_file
-    from presentation_dependence.training.config import load_training_config
-    from presentation_dependence.training.curve import (
-        checkpoint_adapters,
-        curve_markdown,
-        curve_paired,
-        learning_curve_points,
-    )
+    from presentation_dependence.studies.curve import curve_doc, curve_series
 
     if args.every < 1:
         raise PresdepError(f"--every {args.every}: give a positive number of steps, e.g. 100")
@@ -354,25 +347,16 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
         steps = None if args.steps is None else [int(x) for x in args.steps.split(",")]
     except ValueError:
         raise PresdepError(f"--steps {args.steps!r}: give step numbers, e.g. 100,200,400") from None
-    series = {}
-    base_points: dict[str, dict[str, Any]] = {}  # the base model measured once per serving
-    for path in args.configs:
-        cfg = load_training_config(path, args.override)
-        if not checkpoint_adapters(cfg.resolved_output_dir, args.every, steps):
-            raise PresdepError(
-                f"{path}: no trained adapter or snapshot under {cfg.resolved_output_dir} (a curve "
-                f"of the base model alone says nothing); train it first: presdep train {path}"
-            )
-        series[cfg.id] = learning_curve_points(
-            cfg,
-            num_presentations=args.presentations,
-            seed=args.seed,
-            max_queries=args.max_queries,
-            every=args.every,
-            steps=steps,
-            base_points=base_points,
-            per_query=args.paired_against is not None,
-        )
+    series = curve_series(
+        args.configs,
+        args.override,
+        num_presentations=args.presentations,
+        seed=args.seed,
+        max_queries=args.max_queries,
+        every=args.every,
+        steps=steps,
+        per_query=args.paired_against is not None,
+    )
     if args.paired_against is not None and args.paired_against not in series:
         raise PresdepError(
             f"--paired-against {args.paired_against}: not one of the students ({', '.join(series)})"
@@ -382,19 +366,15 @@ def _cmd_curve(args: argparse.Namespace, argv: Sequence[str]) -> int:
         atomic_write_bytes(args.png, learning_curve(series))
         log.info("wrote %s", args.png)
     if args.doc:
-        text = curve_markdown(series)
-        if args.paired_against is not None:
-            text += "\n" + curve_paired(series, args.paired_against, seed=args.seed)
-        if args.png:
-            rel = os.path.relpath(args.png, Path(args.doc).parent)
-            text += f"\n![Learning curves on the held-out split]({rel})\n"
+        link = os.path.relpath(args.png, Path(args.doc).parent) if args.png else None
+        text = curve_doc(series, paired_against=args.paired_against, seed=args.seed, figure=link)
         splice_file(args.doc, args.block, text)
         log.info("wrote the %s block of %s", args.block, args.doc)
     return EXIT_OK
 
 
 def _cmd_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.judge.study_run import run_judge_study
+    from presentation_dependence.studies.judge_run import run_judge_study
 
     if args.rerun_items is not None and (not args.rerun or args.rerun_items < 1):
         raise ConfigError(f"--rerun-items {args.rerun_items}: expected N >= 1 with --rerun")

@@ -23,8 +23,10 @@ contract in pyproject.toml):
    block in :mod:`.items.loaders`, the judge's options in its module, the gate's in
    :mod:`.gate`);
 8. :mod:`.runner`: ``presdep judge | noise | gate`` end to end;
-9. on top, the judge study: :mod:`.study`, :mod:`.study_plan`, :mod:`.study_run` and
-   :mod:`.docs` (which may import one another).
+
+The judge study (its runner, run folders read back, tables, cost plan and docs) is in
+:mod:`presentation_dependence.studies` (``judge_run``, ``judge_study``, ``judge_tables``,
+``judge_plan``, ``judge_docs``).
 
 The pure statistics (Wilson interval, exact McNemar test, rerun noise in SE units) are in
 :mod:`presentation_dependence.metrics`. Importing the package registers the built-in judges

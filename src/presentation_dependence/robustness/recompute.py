@@ -1,7 +1,7 @@
 """A run folder's figures recomputed from its evidence, in memory: no model, no data, no write.
 
 ``presdep study archive`` keeps, beside a run's summaries, the evidence they are computed from
-(``runners/archive.py``): ``run.trec``, ``qrels.txt`` and ``psi/grade_distributions.npz``. From
+(``studies/archive.py``): ``run.trec``, ``qrels.txt`` and ``psi/grade_distributions.npz``. From
 those and ``resolved_config.yaml``, :func:`recompute_run` computes again what ``metrics.json``
 (``EvalManager.compute``: the config's eval block) and ``psi/psi_metrics.json``
 (``PSIRunner.metrics_from_scores``, the path of ``presdep psi --from-scores``: the config's

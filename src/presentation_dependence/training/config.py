@@ -127,7 +127,7 @@ class OptimOptions:
     keep_snapshots: bool = opt(
         False,
         "also copy the adapter of every checkpoint to <output_dir>/snapshots/step-<N>/ and keep "
-        "them after training (learning curves: training/curve.py)",
+        "them after training (learning curves: studies/curve.py)",
     )
     gradient_checkpointing: bool | None = opt(
         None, "null = on for GPU, off on CPU (there it costs ~35% time for memory not needed)"

@@ -1,5 +1,5 @@
 """The CPU-scale study's command plan (``scripts/train/run_cpu_study.py``); its table is
-:mod:`~presentation_dependence.training.study_table`.
+:mod:`~presentation_dependence.studies.table`.
 
 Train on non-DL19 queries (SciFact BM25 top-20, HotpotQA paragraphs, NovelEval), select λ on
 held-out queries of the same collections, and evaluate on DL19 top-20 with M = 10 shuffles:
@@ -96,6 +96,22 @@ def study_plan(
     """The study's commands in order. ``launcher`` prefixes training (e.g. accelerate launch)."""
     selection = f"{root}/lambda"
     overrides = [a for o in eval_overrides for a in ("--override", o)]
+    scorers = _scorers(dl19_config, bsc_config, selection)
+    return [
+        *_training_steps(python, configs, data_dir, launcher, selection),
+        *_dl19_steps(python, root, scorers, overrides),
+        Step(
+            "table",
+            [python, "scripts/train/study_table.py", f"{root}/dl19", "--out", f"{root}/table.md"],
+        ),
+    ]
+
+
+def _training_steps(
+    python: str, configs: str, data_dir: str, launcher: Sequence[str], selection: str
+) -> list[Step]:
+    """The data, the silver labels, λ selection and the three students trained directly."""
+    trainer = [*(launcher or [python])]
     steps = [
         Step(
             "data",
@@ -106,7 +122,7 @@ def study_plan(
         Step(
             "lambda",
             [
-                *(launcher or [python]),
+                *trainer,
                 "scripts/train/select_lambda.py",
                 f"{configs}/oc-sft.yaml",
                 "--out",
@@ -119,14 +135,18 @@ def study_plan(
         steps.append(
             Step(
                 f"train {name}",
-                [
-                    *(launcher or [python]),
-                    "scripts/train/train_student.py",
-                    f"{configs}/{stem}.yaml",
-                ],
+                [*trainer, "scripts/train/train_student.py", f"{configs}/{stem}.yaml"],
                 f"runs/self-distill/{stem}/adapter/adapter_model.safetensors",
             )
         )
+    return steps
+
+
+def _scorers(
+    dl19_config: str, bsc_config: str, selection: str
+) -> list[tuple[str, str, list[str], bool]]:
+    """``(name, config, extra argv, needs the chosen adapter)`` of every DL19 scorer: the
+    off-the-shelf readout, BSC and the four students (OC-SFT with λ selection's adapter)."""
     scorers: list[tuple[str, str, list[str], bool]] = [
         ("off-the-shelf", dl19_config, [], False),
         ("bsc", bsc_config, [], False),
@@ -134,14 +154,19 @@ def study_plan(
     for name, stem in STUDENTS:
         adapter = CHOSEN.format(selection=selection) if name == "oc-sft" else None
         adapter = adapter or f"runs/self-distill/{stem}/adapter"
-        scorers.append(
-            (
-                name,
-                dl19_config,
-                ["--override", f"reranker.adapter_path={adapter}"],
-                name == "oc-sft",
-            )
-        )
+        extra = ["--override", f"reranker.adapter_path={adapter}"]
+        scorers.append((name, dl19_config, extra, name == "oc-sft"))
+    return scorers
+
+
+def _dl19_steps(
+    python: str,
+    root: str,
+    scorers: Sequence[tuple[str, str, list[str], bool]],
+    overrides: Sequence[str],
+) -> list[Step]:
+    """Each scorer's DL19 run (evaluated) and its PSI step."""
+    steps = []
     for name, config, extra, chosen in scorers:
         run_dir = f"{root}/dl19/{name}"
         common = [config, *extra, *overrides, "--run-dir", run_dir]
@@ -161,10 +186,4 @@ def study_plan(
                 chosen,
             )
         )
-    steps.append(
-        Step(
-            "table",
-            [python, "scripts/train/study_table.py", f"{root}/dl19", "--out", f"{root}/table.md"],
-        )
-    )
     return steps

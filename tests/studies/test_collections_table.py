@@ -10,12 +10,12 @@ import pytest
 
 from presentation_dependence.cli import main
 from presentation_dependence.runners.costs import record_unit_cost
-from presentation_dependence.training.collections_figures import (
+from presentation_dependence.studies.collections_figures import (
     load_collections,
     metric_cells,
     paired_tests,
 )
-from presentation_dependence.training.collections_table import collections_table
+from presentation_dependence.studies.collections_table import collections_table
 from tests.training.conftest import fake_run
 
 FOUR = {"q1": -0.03, "q2": -0.01, "q3": 0.01, "q4": 0.03}  # c2 has four queries, offsets mean 0

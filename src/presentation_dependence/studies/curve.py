@@ -23,22 +23,24 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.stats import paired_bootstrap
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.seeding import rng_from
-from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.config import TrainingConfig, load_training_config
 from presentation_dependence.training.lambda_select import (
     cached,
     evaluate_heldout,
     student_reranker,
 )
 from presentation_dependence.training.resume import train_record
-from presentation_dependence.training.splits import load_queries, stratified_head
+from presentation_dependence.training.splits import JudgedQuery, load_queries, stratified_head
 
-__all__ = ["checkpoint_adapters", "curve_markdown", "curve_paired", "learning_curve_points"]
+__all__ = ["checkpoint_adapters", "curve_doc", "curve_markdown", "curve_paired", "curve_series"]
+__all__ += ["learning_curve_points"]
 
 log = logging.getLogger(__name__)
 PER_QUERY = ("ndcg_given", "ndcg_mean", "tau_psi")
@@ -75,6 +77,41 @@ def checkpoint_adapters(
     return found
 
 
+def curve_series(
+    config_paths: Sequence[str | Path],
+    overrides: Sequence[str] = (),
+    *,
+    num_presentations: int = 4,
+    seed: int = 0,
+    max_queries: int | None = 40,
+    every: int = 1,
+    steps: Sequence[int] | None = None,
+    per_query: bool = False,
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`learning_curve_points` of each training config, by config id, the base model
+    measured once per serving; an error for a config with no trained adapter or snapshot."""
+    series = {}
+    base_points: dict[str, dict[str, Any]] = {}  # the base model measured once per serving
+    for path in config_paths:
+        cfg = load_training_config(path, overrides)
+        if not checkpoint_adapters(cfg.resolved_output_dir, every, steps):
+            raise PresdepError(
+                f"{path}: no trained adapter or snapshot under {cfg.resolved_output_dir} (a curve "
+                f"of the base model alone says nothing); train it first: presdep train {path}"
+            )
+        series[cfg.id] = learning_curve_points(
+            cfg,
+            num_presentations=num_presentations,
+            seed=seed,
+            max_queries=max_queries,
+            every=every,
+            steps=steps,
+            base_points=base_points,
+            per_query=per_query,
+        )
+    return series
+
+
 def learning_curve_points(
     cfg: TrainingConfig,
     *,
@@ -106,46 +143,57 @@ def learning_curve_points(
             "seed": seed,
             "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],
         }
-
         shared = None
         if adapter is None and base_points is not None:
             blob = json.dumps({"student": cfg.student, **key}, sort_keys=True, default=str)
             shared = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-        def measure(step: int = step, adapter: Path | None = adapter) -> dict[str, Any]:
-            reranker = student_reranker(cfg, adapter)
-            result = evaluate_heldout(
-                reranker, heldout, num_presentations=num_presentations, seed=seed
-            )
-            clear_model_cache()
-            point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
-            point["per_query"] = {
-                q: {k: m[k] for k in PER_QUERY} for q, m in result["per_query"].items()
-            }
-            log.info(
-                "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
-                cfg.id,
-                step,
-                point["ndcg_mean"],
-                point["tau_psi"],
-                point["num_queries"],
-            )
-            return point
-
-        make: Callable[[], dict[str, Any]] = measure
+        make: Callable[[], dict[str, Any]] = partial(
+            _measure, cfg, heldout, step, adapter, num_presentations, seed
+        )
         if shared is not None and base_points is not None and shared in base_points:
             make = partial(dict, base_points[shared])  # measured for another student
         path = cache / f"step-{step:06d}.json"
-        if per_query and path.is_file():
-            old = json.loads(path.read_text(encoding="utf-8")).get("point") or {}
-            if "per_query" not in old:
-                path.unlink()  # measured before per-query scores were kept
+        if per_query:
+            _drop_without_per_query(path)
         point = cached(path, key, "point", make)
         if shared is not None and base_points is not None:
             base_points.setdefault(shared, point)
         points.append(point)
     atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
     return points
+
+
+def _measure(
+    cfg: TrainingConfig,
+    heldout: Sequence[JudgedQuery],
+    step: int,
+    adapter: Path | None,
+    num_presentations: int,
+    seed: int,
+) -> dict[str, Any]:
+    """One point: the student with ``adapter`` (None: the base model) on the held-out queries."""
+    reranker = student_reranker(cfg, adapter)
+    result = evaluate_heldout(reranker, heldout, num_presentations=num_presentations, seed=seed)
+    clear_model_cache()
+    point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
+    point["per_query"] = {q: {k: m[k] for k in PER_QUERY} for q, m in result["per_query"].items()}
+    log.info(
+        "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
+        cfg.id,
+        step,
+        point["ndcg_mean"],
+        point["tau_psi"],
+        point["num_queries"],
+    )
+    return point
+
+
+def _drop_without_per_query(path: Path) -> None:
+    """Delete a cached point measured before per-query scores were kept."""
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8")).get("point") or {}
+        if "per_query" not in old:
+            path.unlink()
 
 
 def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:
@@ -199,3 +247,20 @@ def curve_paired(series: dict[str, list[dict[str, Any]]], reference: str, *, see
         *markdown_table(head, rows),
     ]
     return "\n".join(lines) + "\n"
+
+
+def curve_doc(
+    series: dict[str, list[dict[str, Any]]],
+    *,
+    paired_against: str | None = None,
+    seed: int = 0,
+    figure: str | None = None,
+) -> str:
+    """The curves' doc block: :func:`curve_markdown`, with ``paired_against`` the
+    :func:`curve_paired` comparison, with ``figure`` (a path relative to the doc) its link."""
+    text = curve_markdown(series)
+    if paired_against is not None:
+        text += "\n" + curve_paired(series, paired_against, seed=seed)
+    if figure:
+        text += f"\n![Learning curves on the held-out split]({figure})\n"
+    return text

@@ -3,7 +3,7 @@ every collection's study rows, each scorer's figure per collection and on the av
 collections, and the paired tests per collection and pooled over collections.
 
 Input: ``ROOT/<collection>/<scorer>/`` run folders (or their archived summaries), each read by
-:func:`~.study_table.study_row`. A collection's cell is its mean over queries with the query
+:func:`~.table.study_row`. A collection's cell is its mean over queries with the query
 bootstrap CI that ``psi_metrics.json`` carries (computed here, seeded, where it carries none:
 nDCG@10 in the given order). The average over collections is the macro mean of the collection
 means with a bootstrap stratified by collection
@@ -28,8 +28,8 @@ from presentation_dependence.metrics.stats import (
     stratified_permutation_test,
 )
 from presentation_dependence.seeding import rng_from
-from presentation_dependence.training.study_run import SCORER_ORDER, study_run_dirs
-from presentation_dependence.training.study_table import PAIRED_METRICS, paired_rows, study_row
+from presentation_dependence.studies.sequencer import SCORER_ORDER, study_run_dirs
+from presentation_dependence.studies.table import PAIRED_METRICS, paired_rows, study_row
 
 __all__ = [
     "AVERAGE",
@@ -249,7 +249,7 @@ def _pooled(c: Collections, a: str, b: str, metric: str, seed: int) -> PairedTes
 def paired_tests(
     c: Collections, pairs: Sequence[tuple[str, str]] = DEFAULT_PAIRS, seed: int = 0
 ) -> list[PairedTest]:
-    """Each pair per collection where both scorers ran (:func:`~.study_table.paired_rows`:
+    """Each pair per collection where both scorers ran (:func:`~.table.paired_rows`:
     paired bootstrap and permutation test), then pooled over the averaged collections."""
     out = []
     for a, b in pairs:

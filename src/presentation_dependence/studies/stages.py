@@ -6,8 +6,8 @@
 A stage's commands are expanded from its template for every job (``per_job``) or once. A job
 whose input is missing (``data/<data_dir>/fixture.jsonl``, or for a ``data_source: local`` task
 the files of the local copy it reads in place) is *blocked*: listed with the reason, never run.
-A command is a :class:`~presentation_dependence.training.study.Step` (its lane: the stage),
-run by the studies' one sequencer, :func:`~presentation_dependence.training.study_run.run_steps`:
+A command is a :class:`~presentation_dependence.studies.plan.Step` (its lane: the stage),
+run by the studies' one sequencer, :func:`~presentation_dependence.studies.sequencer.run_steps`:
 without a shell (``shlex`` splits a command after each placeholder value is quoted), stopping
 at the first failure unless told to keep going.
 """
@@ -27,7 +27,7 @@ from presentation_dependence.reproduction.tasks import (
     expand_jobs,
     in_place_copy,
 )
-from presentation_dependence.training.study import Step
+from presentation_dependence.studies.plan import Step
 
 __all__ = ["format_jobs", "select_jobs", "stage_commands", "task_jobs"]
 

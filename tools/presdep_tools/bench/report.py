@@ -146,12 +146,31 @@ def _rates(timings: dict[str, dict[str, float]]) -> str:
 
 def speed_markdown(res: dict[str, Any]) -> str:
     """The docs/BENCHMARKS.md section of ``bench.speed.readout_speed_benchmark``'s result."""
-    mm = res["matmul_flops"]
-    by = {r["lever"]: r for r in res["rows"]}
-    e, o = by["eager"], by["optimised"]
-    lines = [
-        "## Readout speed levers (issue 14)",
+    lines = ["## Readout speed levers (issue 14)", "", _speed_conditions(res), ""]
+    lines += _lever_table(res["rows"])
+    lines += ["", *_speed_findings(res)]
+    lines += [
         "",
+        "Where the time goes: one forward pass of the first prompt (bfloat16) under the torch "
+        "profiler, self CPU time by operator.",
+        "",
+        "Eager:",
+        "",
+        *profile_table(res["profile"]["eager"]),
+        "",
+        "Optimised (the compiled layers' fused elementwise kernels show as one row):",
+        "",
+        *profile_table(res["profile"]["optimised"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _speed_conditions(res: dict[str, Any]) -> str:
+    """What the lever table measured: the prompts, the rows, the matmul it is a fraction of."""
+    mm = res["matmul_flops"]
+    o = next(r for r in res["rows"] if r["lever"] == "optimised")
+    return (
         f"`{res['model_name']}`, {res['threads']} threads, the {res['prompts']} listwise prompts "
         f"above (B = 20, {res['tokens']:,} tokens, {res['docs']} documents), one prompt per pass "
         "unless said. Each row changes one thing; *eager* is the path before issue 14 and "
@@ -167,13 +186,16 @@ def speed_markdown(res: dict[str, Any]) -> str:
         )
         + "); *+ attention* adds causal attention's 2·L·d·T². "
         "|ΔE[g]|: the largest expected-grade difference from the float32 eager-attention "
-        "uncompiled reference, over all slots (0–3 scale).",
-        "",
-    ]
-    lines += _lever_table(res["rows"])
+        "uncompiled reference, over all slots (0–3 scale)."
+    )
+
+
+def _speed_findings(res: dict[str, Any]) -> list[str]:
+    """Optimised against eager, the first compiled pass, and the shared prefix's KV cache."""
+    by = {r["lever"]: r for r in res["rows"]}
+    e, o = by["eager"], by["optimised"]
     sp = res["shared_prefix"]
-    lines += [
-        "",
+    return [
         f"Optimised over eager: **{res['optimised_over_eager']:.2f}×** the documents per second "
         f"({o['docs_per_second']:.2f} vs {e['docs_per_second']:.2f}, best of each)"
         + _paired(res.get("optimised_over_eager_paired"))
@@ -191,20 +213,7 @@ def speed_markdown(res: dict[str, Any]) -> str:
         f"cache once and only the suffixes after it took {sp['prefix_seconds']:.2f} s against "
         f"{sp['full_seconds']:.2f} s for the full passes (**{sp['speedup']:.2f}×**), "
         f"max |ΔE[g]| {sp['max_abs_de']:.3f}. " + _prefix_verdict(sp),
-        "",
-        "Where the time goes: one forward pass of the first prompt (bfloat16) under the torch "
-        "profiler, self CPU time by operator.",
-        "",
-        "Eager:",
-        "",
-        *profile_table(res["profile"]["eager"]),
-        "",
-        "Optimised (the compiled layers' fused elementwise kernels show as one row):",
-        "",
-        *profile_table(res["profile"]["optimised"]),
-        "",
     ]
-    return "\n".join(lines)
 
 
 def _prefix_verdict(sp: dict[str, Any]) -> str:
@@ -286,7 +295,25 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
         "",
         *_step_table(result),
         "",
+        *_step_ratios(result),
     ]
+    for key, label in (("oc_sft", "eager"), ("oc_sft_compiled", "optimised")):
+        prof = result.get(key, {}).get("profile")
+        if prof:
+            rows += [
+                "",
+                f"Profile of one OC-SFT step ({label}), self CPU time by operator:",
+                "",
+                *profile_table(prof),
+            ]
+    rows.append("")
+    return "\n".join(rows)
+
+
+def _step_ratios(result: dict[str, Any]) -> list[str]:
+    """OC-SFT against single view (eager, optimised), then the optimised, autocast and
+    allocator variants of the step, each where it was measured."""
+    rows = []
     for suffix, label in (("", "eager"), ("_compiled", "optimised")):
         if "time_ratio" + suffix not in result:
             continue
@@ -311,28 +338,18 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
         )
     if "allocator_speedup" in result:
         oc, study = result["oc_sft"], result["oc_sft_study_allocator"]
-
-        def cpu(part: dict[str, Any]) -> str:
-            return (
-                f"user {part['user_seconds_per_step']:.2f} s, system "
-                f"{part['system_seconds_per_step']:.2f} s, "
-                f"{part['minor_faults_per_step']:,.0f} minor page faults per step"
-            )
-
         rows.append(
             f"\nThe OC-SFT step under the study's allocator settings (`ALLOCATOR_ENV`, "
-            f"training/study_run.py) against the 128 KiB mmap threshold the memory rows use: "
-            f"**{result['allocator_speedup']:.2f}×** the speed ({cpu(study)}; against "
-            f"{cpu(oc)})."
+            f"studies/sequencer.py) against the 128 KiB mmap threshold the memory rows use: "
+            f"**{result['allocator_speedup']:.2f}×** the speed ({_cpu(study)}; against "
+            f"{_cpu(oc)})."
         )
-    for key, label in (("oc_sft", "eager"), ("oc_sft_compiled", "optimised")):
-        prof = result.get(key, {}).get("profile")
-        if prof:
-            rows += [
-                "",
-                f"Profile of one OC-SFT step ({label}), self CPU time by operator:",
-                "",
-                *profile_table(prof),
-            ]
-    rows.append("")
-    return "\n".join(rows)
+    return rows
+
+
+def _cpu(part: dict[str, Any]) -> str:
+    return (
+        f"user {part['user_seconds_per_step']:.2f} s, system "
+        f"{part['system_seconds_per_step']:.2f} s, "
+        f"{part['minor_faults_per_step']:,.0f} minor page faults per step"
+    )

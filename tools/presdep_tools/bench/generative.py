@@ -58,29 +58,9 @@ def generative_listwise_rate(
     if warmup:
         first = requests[0]
         reranker.rank(first.query, first.candidates[: min(len(first.candidates), 4)])
-    docs = windows = generated = 0
-    statuses: dict[str, int] = {}
-    t0 = time.perf_counter()
-    for req in requests:
-        res = reranker.rank(req.query, req.candidates)
-        docs += len(req.candidates)
-        windows += int(res.details["windows"])
-        generated += int(res.details["generated_tokens"])
-        for k, v in res.details.get("statuses", {}).items():
-            statuses[k] = statuses.get(k, 0) + int(v)
-    seconds = time.perf_counter() - t0
-    out: dict[str, Any] = {
-        "model_name": model_name,
-        "queries": len(requests),
-        "documents": docs,
-        "seconds": seconds,
-        "generative_listwise_docs_per_second": docs / seconds if seconds > 0 else float("inf"),
-        "windows": windows,
-        "generated_tokens": generated,
-        "window_size": window_size,
-        "stride": stride,
-        "response_statuses": statuses,
-    }
+    counts, statuses = _timed_rate(reranker, requests)
+    out: dict[str, Any] = {"model_name": model_name, **counts}
+    out.update(window_size=window_size, stride=stride, response_statuses=statuses)
     if readout_docs_per_second is not None:
         ratio = readout_docs_per_second / out["generative_listwise_docs_per_second"]
         out.update(
@@ -92,7 +72,34 @@ def generative_listwise_rate(
     log.info(
         "generative listwise: %.2f docs/s (%d windows, %d generated tokens)",
         out["generative_listwise_docs_per_second"],
-        windows,
-        generated,
+        out["windows"],
+        out["generated_tokens"],
     )
     return out
+
+
+def _timed_rate(
+    reranker: GenerativeListwiseReranker, requests: Sequence[RerankRequest]
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Rank every request, timed: (queries, documents, seconds, documents per second, windows,
+    generated tokens), and the count of each parse status of the responses."""
+    docs = windows = generated = 0
+    statuses: dict[str, int] = {}
+    t0 = time.perf_counter()
+    for req in requests:
+        res = reranker.rank(req.query, req.candidates)
+        docs += len(req.candidates)
+        windows += int(res.details["windows"])
+        generated += int(res.details["generated_tokens"])
+        for k, v in res.details.get("statuses", {}).items():
+            statuses[k] = statuses.get(k, 0) + int(v)
+    seconds = time.perf_counter() - t0
+    counts = {
+        "queries": len(requests),
+        "documents": docs,
+        "seconds": seconds,
+        "generative_listwise_docs_per_second": docs / seconds if seconds > 0 else float("inf"),
+        "windows": windows,
+        "generated_tokens": generated,
+    }
+    return counts, statuses

@@ -3,8 +3,9 @@
 For every config of a study (``configs/judge/study/*.yaml``), :func:`plan_rows` counts the calls
 it makes (items x placements for ``presdep judge``; items x presentations x prompts for
 ``task: rank``; items x batch sizes x repeats for a ``noise-`` config) by loading its data, and
-estimates its CPU time from *measured* CPU seconds per call (``study_timing.json`` of a small
-run, model load included):
+estimates its CPU time from *measured* CPU seconds per call of a small run (its units' CPU
+seconds, ``unit_costs.jsonl``; a run from before units recorded theirs: the invocation its
+``study_timing.json`` timed, model load included):
 
 * measured on the same config id: calls x that figure;
 * else measured with the same judge on another config (of the same set if there is one): scaled
@@ -28,7 +29,7 @@ from presentation_dependence.judge.config import (
 from presentation_dependence.judge.items.loaders import load_response_set
 from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.judge.report import _table, fmt
-from presentation_dependence.judge.study import StudyRun
+from presentation_dependence.studies.judge_study import StudyRun
 
 __all__ = ["PlanRow", "plan_markdown", "plan_rows"]
 

@@ -145,47 +145,9 @@ def run_readout_benchmark(
         "chunk_size": chunk_size,
         "by_dtype": {},
     }
-    warm = requests[:1]
     for dtype in dtypes:
-        listwise = GradeReranker(
-            GradeRerankerOptions(
-                model_name=model_name,
-                dtype=dtype,
-                max_passage_chars=max_passage_chars,
-                chunk_size=chunk_size,
-            )
-        )
-        pointwise = PointwiseGradeReranker(
-            PointwiseGradeOptions(
-                model_name=model_name, dtype=dtype, max_passage_chars=max_passage_chars
-            )
-        )
-        log.info("[%s] warm-up", dtype)
-        _time_rank(listwise, warm)
-        _time_rank(pointwise, warm)
-        tdtype = getattr(torch, dtype)
-        log.info("[%s] dense matmul", dtype)
-        mm = matmul_flops(tdtype)
-        log.info("[%s] listwise B=%d", dtype, chunk_size)
-        lw = _time_rank(listwise, requests)
-        log.info("[%s] pointwise B=1", dtype)
-        pw = _time_rank(pointwise, requests)
-        log.info("[%s] forward-only FLOP/s", dtype)
-        fw = _forward_rate(listwise, requests)
-        out["by_dtype"][dtype] = {
-            "matmul_flops": mm,
-            "listwise": lw,
-            "pointwise": pw,
-            "listwise_over_pointwise_docs_per_second": lw["docs_per_second"]
-            / pw["docs_per_second"],
-            "forward": fw,
-            "achieved_over_matmul": fw["achieved_flops"] / mm,
-        }
-        log.info(
-            "[%s] listwise/pointwise = %.2fx, achieved/matmul = %.0f%%",
-            dtype,
-            out["by_dtype"][dtype]["listwise_over_pointwise_docs_per_second"],
-            100 * out["by_dtype"][dtype]["achieved_over_matmul"],
+        out["by_dtype"][dtype] = _dtype_benchmark(
+            requests, model_name, dtype, chunk_size, max_passage_chars
         )
     if {"float32", "bfloat16"} <= set(out["by_dtype"]):
         a = out["by_dtype"]["float32"]["listwise"]["scores"]
@@ -194,3 +156,53 @@ def run_readout_benchmark(
             abs(x - y) for x, y in zip(a, b, strict=True)
         )
     return out
+
+
+def _dtype_benchmark(
+    requests: Sequence[RerankRequest],
+    model_name: str,
+    dtype: str,
+    chunk_size: int,
+    max_passage_chars: int,
+) -> dict[str, Any]:
+    """One dtype's measurements: dense matmul, listwise against pointwise, forward FLOP/s."""
+    listwise = GradeReranker(
+        GradeRerankerOptions(
+            model_name=model_name,
+            dtype=dtype,
+            max_passage_chars=max_passage_chars,
+            chunk_size=chunk_size,
+        )
+    )
+    pointwise = PointwiseGradeReranker(
+        PointwiseGradeOptions(
+            model_name=model_name, dtype=dtype, max_passage_chars=max_passage_chars
+        )
+    )
+    log.info("[%s] warm-up", dtype)
+    _time_rank(listwise, requests[:1])
+    _time_rank(pointwise, requests[:1])
+    tdtype = getattr(torch, dtype)
+    log.info("[%s] dense matmul", dtype)
+    mm = matmul_flops(tdtype)
+    log.info("[%s] listwise B=%d", dtype, chunk_size)
+    lw = _time_rank(listwise, requests)
+    log.info("[%s] pointwise B=1", dtype)
+    pw = _time_rank(pointwise, requests)
+    log.info("[%s] forward-only FLOP/s", dtype)
+    fw = _forward_rate(listwise, requests)
+    result = {
+        "matmul_flops": mm,
+        "listwise": lw,
+        "pointwise": pw,
+        "listwise_over_pointwise_docs_per_second": lw["docs_per_second"] / pw["docs_per_second"],
+        "forward": fw,
+        "achieved_over_matmul": fw["achieved_flops"] / mm,
+    }
+    log.info(
+        "[%s] listwise/pointwise = %.2fx, achieved/matmul = %.0f%%",
+        dtype,
+        result["listwise_over_pointwise_docs_per_second"],
+        100 * result["achieved_over_matmul"],
+    )
+    return result

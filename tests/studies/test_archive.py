@@ -1,4 +1,4 @@
-"""``runners/archive.py`` and ``presdep study archive``: a run folder's summary, kept by git."""
+"""``studies/archive.py`` and ``presdep study archive``: a run folder's summary, kept by git."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from presentation_dependence.cli import main
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.runners.archive import archive_summaries, archive_summary
-from presentation_dependence.training.study_table import study_table
+from presentation_dependence.studies.archive import archive_summaries, archive_summary
+from presentation_dependence.studies.table import study_table
 from tests.training.conftest import fake_run
 
 

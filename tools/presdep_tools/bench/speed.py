@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from presentation_dependence.bench.readout import matmul_flops, non_embedding_parameters
+from presdep_tools.bench.readout import matmul_flops, non_embedding_parameters
 from presentation_dependence.readout.backend import TransformersBackend
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
 from presentation_dependence.records import RerankRequest
@@ -105,40 +105,18 @@ def readout_speed_benchmark(
     reps: int = 7,
 ) -> dict[str, Any]:
     """Every lever on and off on the same listwise prompts; a JSON-ready dict (module doc)."""
-    from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
-
-    def load(dtype: str, attn: str) -> tuple[TransformersBackend, PromptBuilder]:
-        r = GradeReranker(
-            GradeRerankerOptions(
-                model_name=model_name,
-                dtype=dtype,
-                attn_implementation=attn,  # type: ignore[arg-type]
-                max_passage_chars=max_passage_chars,
-                chunk_size=chunk_size,
-            )
-        )
-        return r._ensure_loaded()
-
-    bf, builder = load("bfloat16", "sdpa")
+    (bf, bf_eager, fp, fp_eager), builder = _load_backends(
+        model_name, chunk_size, max_passage_chars
+    )
     prompts = [
         builder.build(r.query.text, [c.text for c in r.candidates[:chunk_size]]) for r in requests
     ]
     ids = builder.grade_token_ids
-    bf_eager, _ = load("bfloat16", "eager")
-    fp, _ = load("float32", "sdpa")
-    fp_eager, _ = load("float32", "eager")
     threads = torch.get_num_threads()
     dtypes = {"bfloat16": torch.bfloat16, "float32": torch.float32}
     mm_start = {k: matmul_flops(v) for k, v in dtypes.items()}
-    n = non_embedding_parameters(bf.model)
-    attn = _attention_flops(bf.model, prompts)
-    tokens = sum(len(p.input_ids) for p in prompts)
-    docs = sum(len(p.readout_positions) for p in prompts)
-
-    log.info("[speed] compiling the decoder layers (first compiled pass)")
-    first = _row("compile", bf, prompts[:1], ids, compile=True)()["seconds"]
-    steady = _row("compile", bf, prompts[:1], ids, compile=True)()["seconds"]
-
+    work = _work(bf, prompts)
+    first, steady = _compile_passes(bf, prompts[0], ids)
     specs = _lever_specs(bf, bf_eager, fp, fp_eager, prompts, ids)
     runs = _timed_runs(specs, reps)
     # The matmul rate is timed before and after the rows and the higher one is the reference:
@@ -147,7 +125,6 @@ def readout_speed_benchmark(
     mm_end = {k: matmul_flops(v) for k, v in dtypes.items()}
     mm = {k: max(mm_start[k], mm_end[k]) for k in dtypes}
     ref = min(runs[specs[0][2]], key=lambda r: r["seconds"])["e"]
-    work = {"n": n, "tokens": tokens, "docs": docs, "attn": attn}
     rows = [
         _lever_row(lever, dtype, setting, runs[setting], ref, mm[dtype], work)
         for lever, dtype, setting, _ in specs
@@ -157,10 +134,10 @@ def readout_speed_benchmark(
         "model_name": model_name,
         "threads": threads,
         "prompts": len(prompts),
-        "docs": docs,
-        "tokens": tokens,
-        "non_embedding_parameters": n,
-        "attention_flops": attn,
+        "docs": work["docs"],
+        "tokens": work["tokens"],
+        "non_embedding_parameters": work["n"],
+        "attention_flops": work["attn"],
         "matmul_flops": mm,
         "matmul_flops_timings": {"start": mm_start, "end": mm_end},
         "first_compiled_pass_seconds": first,
@@ -177,6 +154,55 @@ def readout_speed_benchmark(
         },
         "shared_prefix": shared_prefix(bf, builder, requests[0], chunk_size=chunk_size),
     }
+
+
+def _work(backend: TransformersBackend, prompts: Sequence[BuiltPrompt]) -> dict[str, Any]:
+    """The work of one pass over ``prompts``: non-embedding parameters ``n``, causal
+    attention's FLOPs ``attn``, prompt ``tokens`` and ``docs`` read out."""
+    return {
+        "n": non_embedding_parameters(backend.model),
+        "attn": _attention_flops(backend.model, prompts),
+        "tokens": sum(len(p.input_ids) for p in prompts),
+        "docs": sum(len(p.readout_positions) for p in prompts),
+    }
+
+
+def _compile_passes(
+    backend: TransformersBackend, prompt: BuiltPrompt, ids: Sequence[int]
+) -> tuple[float, float]:
+    """Seconds of the process's first compiled pass (compiling) and of the next one."""
+    log.info("[speed] compiling the decoder layers (first compiled pass)")
+    first = _row("compile", backend, [prompt], ids, compile=True)()["seconds"]
+    steady = _row("compile", backend, [prompt], ids, compile=True)()["seconds"]
+    return first, steady
+
+
+def _load_backends(
+    model_name: str, chunk_size: int, max_passage_chars: int
+) -> tuple[tuple[TransformersBackend, ...], PromptBuilder]:
+    """The model loaded four ways (bfloat16 and float32, each with SDPA and with eager
+    attention: ``bf, bf_eager, fp, fp_eager``) and the listwise prompt builder."""
+    from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+
+    def load(dtype: str, attn: str) -> tuple[TransformersBackend, PromptBuilder]:
+        r = GradeReranker(
+            GradeRerankerOptions(
+                model_name=model_name,
+                dtype=dtype,
+                attn_implementation=attn,  # type: ignore[arg-type]
+                max_passage_chars=max_passage_chars,
+                chunk_size=chunk_size,
+            )
+        )
+        return r._ensure_loaded()
+
+    bf, builder = load("bfloat16", "sdpa")
+    others = [load(dtype, attn)[0] for dtype, attn in _OTHER_LOADS]
+    return (bf, *others), builder
+
+
+# After bfloat16 with SDPA, in this order: the lever table's other attention kernels and dtype.
+_OTHER_LOADS = (("bfloat16", "eager"), ("float32", "sdpa"), ("float32", "eager"))
 
 
 _Spec = tuple[str, str, str, Callable[[], dict[str, Any]]]
@@ -330,11 +356,7 @@ def shared_prefix(
     ]
     ids = builder.grade_token_ids
     first = prompts[0].input_ids
-    shared = 0
-    while shared < min(len(p.input_ids) for p in prompts) and all(
-        p.input_ids[shared] == first[shared] for p in prompts
-    ):
-        shared += 1
+    shared = _common_prefix(prompts)
     grades = torch.tensor(list(ids), dtype=torch.long)
     dev = backend.device
 
@@ -372,3 +394,14 @@ def shared_prefix(
         "speedup": t_full / t_prefix,
         "max_abs_de": float(np.abs(e_full - e_prefix).max()),
     }
+
+
+def _common_prefix(prompts: Sequence[BuiltPrompt]) -> int:
+    """How many leading tokens every prompt shares."""
+    first = prompts[0].input_ids
+    shared = 0
+    while shared < min(len(p.input_ids) for p in prompts) and all(
+        p.input_ids[shared] == first[shared] for p in prompts
+    ):
+        shared += 1
+    return shared

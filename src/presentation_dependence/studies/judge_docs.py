@@ -29,10 +29,11 @@ from presentation_dependence.judge.report import (
     paired_tests_markdown,
     sweep_markdown,
 )
-from presentation_dependence.judge.study import load_study, slot_accuracy_png, study_markdown
-from presentation_dependence.judge.study_plan import plan_markdown
 from presentation_dependence.report.markers import markers, splice_file
 from presentation_dependence.runners.readback import folder_config, read_provenance
+from presentation_dependence.studies.judge_plan import plan_markdown
+from presentation_dependence.studies.judge_study import load_study
+from presentation_dependence.studies.judge_tables import slot_accuracy_png, study_markdown
 
 __all__ = [
     "MARK_END",
@@ -154,10 +155,10 @@ def update_study_doc(
     doc: Path, root: Path, figure: Path | None = None, plan: Sequence[Path] = ()
 ) -> None:
     """Replace the ``judge-study`` section of ``doc`` with the tables of the study under
-    ``root`` (:mod:`~presentation_dependence.judge.study`); write the accuracy-by-slot figure
+    ``root`` (:mod:`~presentation_dependence.studies.judge_tables`); write the accuracy-by-slot figure
     to ``figure`` (linked from the doc, relative to it); with ``plan`` configs, add their
     calls and the CPU time estimated from the measured runs
-    (:mod:`~presentation_dependence.judge.study_plan`)."""
+    (:mod:`~presentation_dependence.studies.judge_plan`)."""
     import os
 
     runs = load_study(root)

@@ -5,7 +5,7 @@ on the goal and the cost per scorer. The figures come from :mod:`.collections_fi
 
 The goal (issues 5, 13 and 35), judged for the first pair (a, b), by default OC-SFT against
 the off-the-shelf readout, on the average over collections and on each collection: a's τ-PSI at
-most half of b's, no collapse (:func:`~.study_table.collapsed`), and a ranking above b's over
+most half of b's, no collapse (:func:`~.table.collapsed`), and a ranking above b's over
 the shuffles: the paired 95% CI of the nDCG@10 difference above 0 (pooled over the averaged
 collections for the average). The collections where it does not hold are named.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from presentation_dependence.io.markdown import markdown_table
-from presentation_dependence.training.collections_figures import (
+from presentation_dependence.studies.collections_figures import (
     AVERAGE,
     DEFAULT_PAIRS,
     POOLED,
@@ -30,7 +30,7 @@ from presentation_dependence.training.collections_figures import (
     n_collections,
     paired_tests,
 )
-from presentation_dependence.training.study_table import collapsed
+from presentation_dependence.studies.table import collapsed
 
 __all__ = ["Goal", "collections_table", "goal", "verdict_lines"]
 

@@ -1,4 +1,4 @@
-"""The study sequencer (``training/study_run.py``): a step that waits for another lane's file."""
+"""The study sequencer (``studies/sequencer.py``): a step that waits for another lane's file."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import sys
 import threading
 import time
 
-from presentation_dependence.training import study_run
-from presentation_dependence.training.study import Step
-from presentation_dependence.training.study_run import run_steps
+from presentation_dependence.studies import sequencer
+from presentation_dependence.studies.plan import Step
+from presentation_dependence.studies.sequencer import run_steps
 
 
 def test_a_step_waits_for_the_file_of_another_lane(tmp_path, monkeypatch, caplog) -> None:
-    monkeypatch.setattr(study_run, "WAIT_POLL_S", 0.01)
+    monkeypatch.setattr(sequencer, "WAIT_POLL_S", 0.01)
     silver, out = tmp_path / "silver.jsonl", tmp_path / "student.txt"
     # The step copies the file it waits for: it fails if it runs before the file is there.
     copy = f"import shutil; shutil.copy({str(silver)!r}, {str(out)!r})"
@@ -32,7 +32,7 @@ def test_a_step_waits_for_the_file_of_another_lane(tmp_path, monkeypatch, caplog
 
 
 def test_a_step_with_its_file_present_does_not_wait(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(study_run, "WAIT_POLL_S", 3600.0)  # a wait would hang the test
+    monkeypatch.setattr(sequencer, "WAIT_POLL_S", 3600.0)  # a wait would hang the test
     ready = tmp_path / "ready"
     ready.write_text("", encoding="utf-8")
     step = Step("echo", [sys.executable, "-c", "pass"], wait_for=str(ready))

@@ -1,6 +1,7 @@
 """The study's table (``presdep study table``): one row per scorer run folder, the paired tests
 against the off-the-shelf readout and of OC-SFT against each other student, and the verdict on
-the goal (τ-PSI halved, nDCG@10 over the shuffles kept, no collapse)."""
+the goal (τ-PSI halved, nDCG@10 over the shuffles kept, no collapse). The wall seconds of each
+PSI step come from the study's timing record (:mod:`.timing`)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from presentation_dependence.rerankers.base import GRADE_SCALE_PARADIGMS, Paradi
 from presentation_dependence.robustness.recompute import recompute_run
 from presentation_dependence.runners.costs import phase_cost
 from presentation_dependence.runners.readback import recorded_cpus
-from presentation_dependence.training.study import STUDENT_NAMES
+from presentation_dependence.studies.plan import STUDENT_NAMES
+from presentation_dependence.studies.timing import step_seconds
 
 __all__ = ["PAIRED_METRICS", "collapsed", "paired_rows", "run_figures", "run_paradigm"]
-__all__ += ["step_seconds", "study_row", "study_table"]
+__all__ += ["study_row", "study_table"]
 
 
 def _mean(block: Mapping[str, Any], key: str) -> float | None:
@@ -170,18 +172,6 @@ def paired_rows(
                     **boot,
                 }
             )
-    return out
-
-
-def step_seconds(timings: str | Path | None) -> dict[str, float]:
-    """Seconds per step name from a study sequencer's ``steps.jsonl`` (the last line wins)."""
-    out: dict[str, float] = {}
-    if timings is None or not Path(timings).is_file():
-        return out
-    for line in Path(timings).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            d = json.loads(line)
-            out[str(d["step"])] = float(d["seconds"])
     return out
 
 

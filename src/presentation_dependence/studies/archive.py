@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 # Summary files by name, wherever they are in a run folder (a judge study nests a rerun folder in
 # each judge folder). None holds a candidate's or an item's text; judge records hold the judge's
 # own output (verdicts, generated judgements), not the responses judged. The evidence files hold
-# ids, ranks, grades and scores only (tests/runners/test_archive.py checks for texts).
+# ids, ranks, grades and scores only (tests/studies/test_archive.py checks for texts).
 SUMMARY_FILES = frozenset(
     {
         "resolved_config.yaml",

@@ -1,5 +1,5 @@
 """Run a judge study: every config into one folder each, resumably (``presdep study judge``,
-``scripts/judge_study.py``); :mod:`~presentation_dependence.judge.study` reads what it writes.
+``scripts/judge_study.py``); :mod:`~presentation_dependence.studies.judge_study` reads what it writes.
 
 * Each config runs into ``<root>/<config id>/``: ``presdep judge`` (or ``task: rank``); a config
   whose id starts with ``noise-`` runs ``presdep noise`` instead (its ``noise`` block).
@@ -12,9 +12,11 @@
 * ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
   ``<folder>/gate_verdict.json``; its calls are cached in ``<folder>/gate_cache/`` (unless the
   block names a ``cache_dir``), so an interrupted gate resumes.
-* ``study_timing.json`` in each folder records the wall and CPU seconds of its last
-  invocation (CPU seconds are what a busy shared machine does not distort); the run's whole
-  cost, over resumes and processes, is in ``unit_costs.jsonl`` (:mod:`~presentation_dependence.runners.costs`).
+* Each phase of a config that runs here (``<id> run``, ``<id> rerun``, ``<id> gate``) appends
+  its wall seconds to the study's timing record, ``<root>/steps.jsonl`` (:mod:`.timing`, the
+  sequencer's); the run's whole cost, over resumes and processes, with the CPU seconds a busy
+  shared machine does not distort, is in ``unit_costs.jsonl``
+  (:mod:`~presentation_dependence.runners.costs`).
 * Processes may share a study (each part is claimed by one). Where a rerun or a gate follows
   the run, a process that finds the run's last parts (or the rerun's, before a gate) held by
   another waits for them, so both go on to the rerun together; without one it leaves the rest
@@ -22,20 +24,17 @@
   finds it claimed leaves it to the holder.
 * ``archive_to``: a process that finishes a config (its run, and the rerun and the gate when
   asked for) copies the folder's summaries into ``archive_to/<id>/``
-  (:func:`~presentation_dependence.runners.archive.archive_summaries`); one that leaves the
+  (:func:`~presentation_dependence.studies.archive.archive_summaries`); one that leaves the
   config to another does not, so no half-finished run is archived.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.config import JudgeTaskConfig, NoiseConfig, load_judge_config
 from presentation_dependence.judge.items.records import read_records
 from presentation_dependence.judge.runner import (
@@ -44,13 +43,16 @@ from presentation_dependence.judge.runner import (
     run_judge_task,
     run_noise_task,
 )
-from presentation_dependence.runners.archive import archive_summaries
+from presentation_dependence.runners.costs import UnitClock
 from presentation_dependence.runners.run_folder import RunFolder
+from presentation_dependence.studies.archive import archive_summaries
+from presentation_dependence.studies.timing import STEPS, record_step
 
 __all__ = ["DONE", "run_judge_study", "run_study_config", "study_configs"]
 
 log = logging.getLogger(__name__)
 DONE = ("summary.json", "ranking_summary.json", "noise.json")
+LANE = "main"  # the timing record's lane of a phase (a plan step that runs the study has its own)
 
 
 def study_configs() -> list[Path]:
@@ -65,15 +67,12 @@ def _done(folder: Path) -> bool:
 
 
 def _timed(folder: Path, what: str, fn: Callable[[], object]) -> None:
-    """Run ``fn``; record its wall and CPU seconds (this process, all threads)."""
-    t0, c0 = time.perf_counter(), time.process_time()
+    """Run ``fn``; append its wall seconds to the study's timing record (``<id> <what>``) and
+    log them with its CPU seconds (this process, all threads)."""
+    clock = UnitClock()
     fn()
-    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-    path = folder / "study_timing.json"
-    timing = json.loads(path.read_text()) if path.is_file() else {}
-    prefix = "" if what == "run" else f"{what}_"
-    timing.update({f"{prefix}seconds": secs, f"{prefix}cpu_seconds": cpu})
-    atomic_write_text(path, json.dumps(timing, indent=2) + "\n")
+    secs, cpu = clock.elapsed()
+    record_step(folder.parent / STEPS, f"{folder.name} {what}", LANE, secs)
     log.info("%s %s: %.1f s wall, %.1f s CPU", folder.name, what, secs, cpu)
 
 

@@ -44,8 +44,8 @@ from typing import Any
 import torch
 
 from presentation_dependence.seeding import rng_from
+from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 from presentation_dependence.training.progress import rss_bytes
-from presentation_dependence.training.study_run import ALLOCATOR_ENV
 
 __all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
 
@@ -258,7 +258,7 @@ def _profile_step(step: Callable[[], float]) -> list[dict[str, Any]]:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from presentation_dependence.bench.speed import summarise_profile
+    from presdep_tools.bench.speed import summarise_profile
 
     with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
         step()
@@ -349,6 +349,13 @@ def training_step_benchmark(
             out[name]["tokens_per_second"],
             out[name]["peak_step_mb"],
         )
+    _add_ratios(out, isolate)
+    return out
+
+
+def _add_ratios(out: dict[str, Any], isolate: bool) -> None:
+    """Into ``out``: OC-SFT over single view (eager, compiled) against the goal, and the
+    speed-ups of the study's allocator, the compiled and the autocast OC-SFT step."""
     for suffix in ("", "_compiled"):
         single, oc = out.get("single_view" + suffix), out.get("oc_sft" + suffix)
         if single is None or oc is None:
@@ -367,4 +374,3 @@ def training_step_benchmark(
             out[name.replace("oc_sft", "speedup")] = (
                 out["oc_sft"]["seconds_median"] / out[name]["seconds_median"]
             )
-    return out

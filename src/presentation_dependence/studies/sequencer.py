@@ -1,11 +1,11 @@
 """Run a study's steps in order (:func:`run_steps`, the one sequencer: ``presdep study plan``,
 ``scripts/train/run_cpu_study.py``, the reproduction stages), and find its scorers' run folders.
 
-A plan is the built-in self-distillation plan (:func:`~.study.study_plan`) or a YAML plan
-(:func:`~.study.load_plan`, e.g. ``configs/study/content-study.yaml``), optionally one lane of
+A plan is the built-in self-distillation plan (:func:`~.plan.study_plan`) or a YAML plan
+(:func:`~.plan.load_plan`, e.g. ``configs/study/content-study.yaml``), optionally one lane of
 it. A step whose ``done`` file exists is skipped and every command resumes, so an interrupted
 study continues where it stopped; each finished step appends one JSON line (name, lane, seconds,
-UTC end) to the timings file, the study table's cost column.
+UTC end) to the study's timing record (:mod:`.timing`), the study table's cost column.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from typing import TextIO
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.provenance import utc_now
 from presentation_dependence.registry import did_you_mean
-from presentation_dependence.training.study import (
+from presentation_dependence.studies.plan import (
     CHOSEN,
     STUDENT_NAMES,
     Step,
     load_plan,
     study_plan,
 )
+from presentation_dependence.studies.timing import STEPS, record_step
 
 __all__ = ["SCORER_ORDER", "StudyRun", "run_steps", "run_study", "study_run_dirs", "study_steps"]
 
@@ -60,7 +61,7 @@ class StudyRun:
     def timings_path(self) -> Path | None:
         if self.timings:
             return Path(self.timings)
-        return Path("runs") / Path(self.plan).stem / "steps.jsonl" if self.plan else None
+        return Path("runs") / Path(self.plan).stem / STEPS if self.plan else None
 
 
 def study_steps(opts: StudyRun, *, python: str) -> list[Step]:
@@ -180,11 +181,8 @@ def run_steps(
             continue
         seconds = time.perf_counter() - t0
         log.info("step %s done in %.0f s", step.name, seconds)
-        if timings is not None:  # one short line each: an atomic append
-            timings.parent.mkdir(parents=True, exist_ok=True)
-            record = {"step": step.name, "lane": step.lane, "seconds": round(seconds, 1)}
-            with timings.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({**record, "utc_end": utc_now()}) + "\n")
+        if timings is not None:
+            record_step(timings, step.name, step.lane, seconds)
     return status
 
 
