@@ -19,7 +19,15 @@ import numpy as np
 import yaml
 
 SKIP = {"provenance.json", "run.log"}
-TIMING = {"seconds", "timings", "wall_seconds", "elapsed_s", "seconds_per_question"}
+TIMING = {
+    "seconds",
+    "timings",
+    "wall_seconds",
+    "elapsed_s",
+    "seconds_per_question",
+    "cpu_seconds",
+    "utc_end",  # unit_costs.jsonl: when and how long a unit ran
+}
 ABSENT = "<absent>"
 
 

@@ -18,9 +18,9 @@ PY=${PY:-$ROOT/.venv/bin/python}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 [ -d "$WORK/before" ] || git -C "$ROOT" worktree add --detach "$WORK/before" "$BEFORE" >/dev/null
-[ -d "$WORK/tiny" ] || (cd "$ROOT" && "$PY" -c "
+[ -d "$WORK/tiny" ] || (cd "$ROOT" && PYTHONPATH=$ROOT/tools "$PY" -c "
 from pathlib import Path
-from tests.conftest import make_tiny_model
+from presdep_tools.testing.tiny_model import make_tiny_model
 make_tiny_model(Path('$WORK/tiny'))")
 HOTPOT=$ROOT/../shared/data/hotpotqa-distractor-dev500/hotpotqa_dev_distractor_500.ircot_format.jsonl
 
