@@ -29,7 +29,9 @@ def _entries() -> list[dict[str, Any]]:
 
 
 def _docs() -> list[Path]:
-    return sorted([*(REPO / "docs").rglob("*.md"), REPO / "README.md"])
+    """The docs, the README and the shipped students' model cards."""
+    cards = (REPO / "students").glob("*/README.md")
+    return sorted([*(REPO / "docs").rglob("*.md"), REPO / "README.md", *cards])
 
 
 def _blocks_in_docs() -> list[tuple[str, str]]:

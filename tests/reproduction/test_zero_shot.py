@@ -56,7 +56,13 @@ def test_task_crosses_the_population_with_the_scorers(configs) -> None:
         "query_sample_seed": 0,
         "judged_only": True,
     }
-    assert [r.id for r in task.rerankers] == ["bm25", "e5-teacher", "off-the-shelf"]
+    assert [r.id for r in task.rerankers][:3] == ["bm25", "e5-teacher", "off-the-shelf"]
+    shipped = {p.parent.name for p in (REPO / "students").glob("*/student.json")}
+    students = task.rerankers[3:]  # one row per shipped student: off-the-shelf + its adapter
+    assert students and {r.reranker["adapter"] for r in students} <= shipped
+    base = task.rerankers[2].reranker
+    for r in students:
+        assert {k: v for k, v in r.reranker.items() if k != "adapter"} == base, r.id
     assert list(configs) == POPULATION.ids()
     assert all(len(v) == len(task.rerankers) for v in configs.values())
     assert "data" not in [s.id for s in task.stages]  # nothing is materialised
