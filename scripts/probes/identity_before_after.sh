@@ -57,7 +57,8 @@ presdep() {  # presdep SIDE ARGS...: the CLI of that side's code
   local src=$ROOT/src
   [ "$1" = before ] && src=$WORK/before/src
   shift
-  (cd "$ROOT" && PYTHONPATH=$src OMP_NUM_THREADS=1 "$PY" -c \
+  # Both sides serve this checkout's shipped students (an older checkout may lack students/).
+  (cd "$ROOT" && PYTHONPATH=$src PRESDEP_STUDENTS=$ROOT/students OMP_NUM_THREADS=1 "$PY" -c \
     'import sys; from presentation_dependence.cli import main; sys.exit(main(sys.argv[1:]))' "$@")
 }
 
