@@ -164,7 +164,19 @@ def test_a_judge_learns_labels_that_follow_one_content(tiny_model: str, tmp_path
     items = synthetic_items(8)
     out = tmp_path / "learn"
     raw = raw_cfg(tiny_model, out, "placement_aug", max_steps=80, save_steps=100)
-    raw["lora"] = {"r": 8, "alpha": 16, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}
+    raw["lora"] = {
+        "r": 8,
+        "alpha": 16,
+        "target_modules": [
+            "q_proj",
+            "k_proj",
+            "v_proj",
+            "o_proj",
+            "gate_proj",
+            "up_proj",
+            "down_proj",
+        ],
+    }
     cfg = judge_training_config_from_raw(raw, "learn")
     before = accuracy(tiny_model, items, None)
     outcome = train_judge(cfg, items=items)
@@ -174,7 +186,9 @@ def test_a_judge_learns_labels_that_follow_one_content(tiny_model: str, tmp_path
     after = accuracy(tiny_model, items, out / "adapter")
     assert after >= 0.85 and after > before + 0.4, (before, after)  # measured 0.27 -> 0.90
     # the judge's identity names the adapter: a gate cache never mixes it with the base's
-    opts = ReadoutJudgeOptions(model_name=tiny_model, device="cpu", adapter_path=str(out / "adapter"))
+    opts = ReadoutJudgeOptions(
+        model_name=tiny_model, device="cpu", adapter_path=str(out / "adapter")
+    )
     assert "+lora:" in ReadoutJudge(opts).identity().model_snapshot
 
 
@@ -187,7 +201,11 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_judge(tiny_model: str, tmp_p
     )
     assert ref.global_step == 6
     raw = raw_cfg(tiny_model, out, epochs=2)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tools")])}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tools")]),
+    }
     proc = subprocess.run(
         [sys.executable, str(KILL), json.dumps(raw), "5", "3"],
         cwd=ROOT,

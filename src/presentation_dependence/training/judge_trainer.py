@@ -241,9 +241,10 @@ def _train(
     )
     t0 = time.perf_counter()
     history, step = run_trainer(trainer, model.model, checkpoint, ckpt_state, resumed_step)
+    train_loss = run_loss(history)
     run = {
         "global_step": step,
-        "train_loss": run_loss(history),
+        "train_loss": train_loss,
         "resumed_from_step": resumed_step,
         "seconds": time.perf_counter() - t0,
         "log_history": history,
@@ -259,7 +260,7 @@ def _train(
         output_dir=out,
         adapter_dir=adapter,
         global_step=step,
-        train_loss=float(run["train_loss"]),
+        train_loss=train_loss,
         log_history=history,
         model=model,
         trainer=trainer,
