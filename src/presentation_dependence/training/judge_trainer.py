@@ -47,6 +47,7 @@ from presentation_dependence.training.loss import verdict_loss
 from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
     ReadoutTrainer,
+    run_callbacks,
     snapshot_dir,
     training_arguments,
 )
@@ -59,7 +60,7 @@ from presentation_dependence.training.resume import (
     resume_point,
 )
 from presentation_dependence.training.save import save_student
-from presentation_dependence.training.trainer import run_callbacks, run_trainer
+from presentation_dependence.training.trainer import run_trainer
 
 __all__ = ["JudgeOutcome", "JudgeTrainer", "items_fingerprint", "train_judge", "training_items"]
 

@@ -27,6 +27,8 @@ from presentation_dependence.training.judge_data import JudgeDataset
 from presentation_dependence.training.judge_model import JudgeModel
 from presentation_dependence.training.loss import LossParts, readout_loss
 from presentation_dependence.training.model import Student, student_readout
+from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog
+from presentation_dependence.training.resume import CheckpointMarker
 
 __all__ = [
     "EpochViews",
@@ -34,6 +36,7 @@ __all__ = [
     "ReadoutTrainer",
     "Snapshots",
     "TrimHeap",
+    "run_callbacks",
     "snapshot_dir",
     "training_arguments",
 ]
@@ -260,3 +263,23 @@ def training_arguments(
         ddp_find_unused_parameters=False,
         disable_tqdm=True,
     )
+
+
+def run_callbacks(
+    cfg: TrainingConfig | JudgeTrainingConfig,
+    dataset: SilverDataset | JudgeDataset,
+    pause_at: int | None,
+    callbacks: Sequence[TrainerCallback],
+) -> list[TrainerCallback]:
+    """The run folder's callbacks (views per epoch, checkpoint markers, snapshots, the progress
+    log, the pause, the heap trim), then the caller's: a student's and a judge's alike."""
+    out = cfg.resolved_output_dir
+    return [
+        EpochViews(dataset),
+        CheckpointMarker(cfg.train.save_total_limit),
+        *([Snapshots(out)] if cfg.train.keep_snapshots else []),
+        ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
+        *([PauseAt(pause_at)] if pause_at is not None else []),
+        TrimHeap(),
+        *callbacks,
+    ]

@@ -51,22 +51,16 @@ from presentation_dependence.training.collate import ReadoutCollator, SilverData
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
 from presentation_dependence.training.inputs import TrainingInputs, training_inputs
-from presentation_dependence.training.judge_config import JudgeTrainingConfig
-from presentation_dependence.training.judge_data import JudgeDataset
 from presentation_dependence.training.model import Student, load_student
-from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
+from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
-    EpochViews,
-    PauseAt,
     ReadoutTrainer,
-    Snapshots,
-    TrimHeap,
+    run_callbacks,
     snapshot_dir,
     training_arguments,
 )
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
-    CheckpointMarker,
     check_checkpoints,
     check_finished,
     finished_provenance,
@@ -78,7 +72,7 @@ from presentation_dependence.training.save import save_student, student_provenan
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
-__all__ = ["TrainOutcome", "run_callbacks", "run_trainer", "train_student"]
+__all__ = ["TrainOutcome", "run_trainer", "train_student"]
 
 log = logging.getLogger(__name__)
 
@@ -386,23 +380,3 @@ def _trainer(
     )
     trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
     return trainer
-
-
-def run_callbacks(
-    cfg: TrainingConfig | JudgeTrainingConfig,
-    dataset: SilverDataset | JudgeDataset,
-    pause_at: int | None,
-    callbacks: Sequence[TrainerCallback],
-) -> list[TrainerCallback]:
-    """The run folder's callbacks (views per epoch, checkpoint markers, snapshots, the progress
-    log, the pause, the heap trim), then the caller's: a student's and a judge's alike."""
-    out = cfg.resolved_output_dir
-    return [
-        EpochViews(dataset),
-        CheckpointMarker(cfg.train.save_total_limit),
-        *([Snapshots(out)] if cfg.train.keep_snapshots else []),
-        ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
-        *([PauseAt(pause_at)] if pause_at is not None else []),
-        TrimHeap(),
-        *callbacks,
-    ]
