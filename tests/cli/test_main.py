@@ -132,7 +132,8 @@ def test_help_lists_every_subcommand(capsys) -> None:
         *("run", "rerank", "psi", "psi-runs", "qa", "bm25", "eval", "compare", "report"),
         *("configs", "init"),
         "schema",
-        *("judge", "noise", "gate", "silver", "train", "select-lambda", "student", "study"),
+        *("judge", "noise", "gate", "silver", "train", "select-lambda"),
+        *("judge-splits", "train-judge", "judge-averaged", "student", "study"),
     ]
     assert _listed(capsys, ["student"]) == ["list", "show", "verify", "export"]
     assert _listed(capsys, ["study"]) == [

@@ -20,6 +20,11 @@ from presentation_dependence.reproduction.tasks import load_task
 from presentation_dependence.studies.plan import load_plan
 from presentation_dependence.training.config import load_training_config, training_config_from_raw
 from presentation_dependence.training.fit_probe import load_ladder
+from presentation_dependence.training.judge_config import (
+    judge_training_config_from_raw,
+    load_judge_training_config,
+)
+from presentation_dependence.training.judge_splits import load_splits_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))
@@ -27,10 +32,13 @@ CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))
 # (path prefix under configs/, loader); the first that matches a file is its family.
 FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("experiments/", lambda p: load_experiment_config(p, environ={})),
+    ("judge/train/splits.yaml", load_splits_spec),
+    ("judge/train/", load_judge_training_config),
     ("judge/", load_judge_config),
     ("study/content-study.yaml", load_plan),
     ("study/content-study-rest.yaml", load_plan),
     ("study/judge-study.yaml", load_plan),
+    ("study/judge-train.yaml", load_plan),
     ("study/students.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
@@ -44,6 +52,7 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
 ROUND_TRIP = {
     "experiments/": config_from_raw,
     "judge/": judge_from_raw,
+    "judge/train/": judge_training_config_from_raw,
     "self-distill/": training_config_from_raw,
 }
 

@@ -6,6 +6,7 @@ presdep eval | compare | report       effectiveness, two runs paired, the order-
 presdep configs | init | schema       the configs  (cli/project.py)
 presdep judge | noise | gate          LLM-as-judge placement, rerun noise, the gate  (cli/judge.py)
 presdep silver | train | select-lambda   silver labels and students  (cli/training.py)
+presdep judge-splits | train-judge    trained verdict readout judges  (cli/judge_training.py)
 presdep study plan | table | curve | judge | task | stage | appendix   studies  (cli/study.py)
 
 ``presdep COMMAND -h`` lists a command's flags. The scripts under ``scripts/`` that do the same
@@ -33,6 +34,7 @@ from presentation_dependence.cli import (
     evaluation,
     firststage,
     judge,
+    judge_training,
     project,
     runs,
     students,
@@ -65,7 +67,7 @@ __all__ = [
 ]
 
 # The groups of subcommands, in the order ``presdep -h`` lists them.
-GROUPS = (runs, firststage, evaluation, project, judge, training, students, study)
+GROUPS = (runs, firststage, evaluation, project, judge, training, judge_training, students, study)
 
 
 def make_parser() -> argparse.ArgumentParser:

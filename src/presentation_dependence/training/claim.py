@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 TRAIN_CLAIM = "train"
 _TRAINING_KEYS = ("variant", "student", "silver")  # what every frozen training config holds
+_JUDGE_TRAINING_KEYS = ("variant", "judge", "splits")  # ... and every judge training config
 
 
 def _foreign(out: Path) -> str | None:
@@ -44,7 +45,9 @@ def _foreign(out: Path) -> str | None:
         raw = yaml.safe_load(folder.resolved_config.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         return f"its {RESOLVED_CONFIG} is unreadable ({type(e).__name__})"
-    if isinstance(raw, dict) and all(k in raw for k in _TRAINING_KEYS):
+    if isinstance(raw, dict) and any(
+        all(k in raw for k in keys) for keys in (_TRAINING_KEYS, _JUDGE_TRAINING_KEYS)
+    ):
         return None
     keys = ", ".join(sorted(raw)[:4]) if isinstance(raw, dict) else type(raw).__name__
     return f"its {RESOLVED_CONFIG} is another command's config ({keys}), not a training config"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import torch
 
 __all__ = [
+    "CONSISTENCY_KINDS",
     "FIT_LOSSES",
     "LossParts",
     "consistency",
@@ -43,9 +44,11 @@ __all__ = [
     "masked_grade_ce",
     "masked_mse",
     "readout_loss",
+    "verdict_loss",
 ]
 
 FIT_LOSSES = ("mse", "ce")
+CONSISTENCY_KINDS = ("squared", "sym_kl")
 
 
 def _per_query_mean(
@@ -203,3 +206,54 @@ def readout_loss(
     if lambda_:
         total = total + lambda_ * cons
     return LossParts(total=total, fit=fit_term, consistency=cons, rank=rank)
+
+
+def _sym_kl(lp_a: torch.Tensor, lp_b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """KL(P_A‖P_B) + KL(P_B‖P_A) = Σ_d (P_A(d) − P_B(d)) (log P_A(d) − log P_B(d)) per query
+    (real responses only), mean over queries."""
+    zero = torch.zeros_like(lp_a)
+    la, lb = torch.where(mask, lp_a, zero), torch.where(mask, lp_b, zero)
+    per_query = torch.where(mask, (la.exp() - lb.exp()) * (la - lb), zero).sum(dim=-1)
+    return per_query.mean()
+
+
+def verdict_loss(
+    log_probs: torch.Tensor,
+    correct: torch.Tensor,
+    mask: torch.Tensor,
+    lambda_: float = 0.0,
+    *,
+    consistency_kind: str = "squared",
+) -> LossParts:
+    """The loss of a trained verdict readout judge (``training/judge_trainer.py``).
+
+    ``log_probs[q, v, d]`` is log P(the verdict names response d) in view (placement) v of item
+    q: the distribution over the N slots *realigned to the responses*, so two placements of one
+    item compare response by response, not slot by slot. ``correct[q]`` is the correct
+    response's index, ``mask[q, d]`` True for real responses (items of 2 and 4 share a batch).
+
+    * fit = mean over views of the mean over items of −log P_v(correct);
+    * consistency (mean over view pairs): ``squared`` = mean_d (P_A(d) − P_B(d))² over the real
+      responses (OC-SFT's term with P in place of E[g]), or ``sym_kl`` = KL(P_A‖P_B) +
+      KL(P_B‖P_A); exactly 0 when the views are the same placement;
+    * total = fit + λ · consistency.
+    """
+    if log_probs.dim() != 3:
+        raise ValueError(f"log_probs must be (items, views, responses), got {log_probs.shape}")
+    if consistency_kind not in CONSISTENCY_KINDS:
+        raise ValueError(f"consistency must be one of {CONSISTENCY_KINDS}, got {consistency_kind}")
+    views = log_probs.shape[1]
+    index = correct.long().view(-1, 1, 1).expand(-1, views, 1)
+    fit = -log_probs.gather(-1, index).squeeze(-1).mean()
+    cons = log_probs.new_zeros(())
+    if views >= 2:
+        terms = []
+        for i, j in itertools.combinations(range(views), 2):
+            a, b = log_probs[:, i], log_probs[:, j]
+            if consistency_kind == "squared":
+                terms.append(masked_mse(a.exp(), b.exp(), mask))
+            else:
+                terms.append(_sym_kl(a, b, mask))
+        cons = torch.stack(terms).mean()
+    total = fit + lambda_ * cons if lambda_ else fit
+    return LossParts(total=total, fit=fit, consistency=cons, rank=log_probs.new_zeros(()))

@@ -33,7 +33,10 @@ from presentation_dependence.training.config import LoraOptions
 __all__ = [
     "Student",
     "StudentReadout",
+    "TrainableBase",
     "load_student",
+    "load_trainable",
+    "log_loaded",
     "student_readout",
 ]
 
@@ -97,47 +100,73 @@ def load_student(
     ``options.device`` says cpu. With ``options.compile`` (resolved for that device) the decoder
     layers are compiled for good (:class:`~presentation_dependence.readout.speed.LayerCompiler`).
     """
-    peft = import_optional("peft", extra="train", purpose="training a student (LoRA)")
+    t0 = time.perf_counter()
+    tb = load_trainable(options, lora, seed=seed, finetune=finetune)
+    builder = _prompt_builder(options, tb.tokenizer, tb.base, reranker_class)
+    student = Student(
+        model=tb.model,
+        tokenizer=tb.tokenizer,
+        builder=builder,
+        grade_token_ids=grade_token_ids(builder),
+        resolved=tb.resolved,
+        dtype=tb.dtype,
+        device=tb.device,
+        use_logits_to_keep=takes_logits_to_keep(tb.model),
+        attn_implementation=options.attn_implementation,
+        compiled=tb.compiled,
+    )
+    log_loaded("student", student.describe(), time.perf_counter() - t0)
+    return student
+
+
+@dataclass
+class TrainableBase:
+    """A base causal LM loaded for training, wrapped with a fresh LoRA adapter (or not)."""
+
+    model: Any
+    base: Any
+    tokenizer: Any
+    resolved: ResolvedModel
+    dtype: torch.dtype
+    device: torch.device
+    compiled: bool
+
+
+def load_trainable(options: Any, lora: LoraOptions, *, seed: int, finetune: str) -> TrainableBase:
+    """The base model of ``options`` (any :class:`~presentation_dependence.readout.options.
+    ModelOptions`; ``attn_implementation`` and ``compile`` where it has them) in its dtype,
+    wrapped with a new LoRA adapter (``finetune="full"``: every weight trainable). The device is
+    where training will run (the Trainer moves the model there): cuda when available unless
+    ``options.device`` says cpu."""
+    peft = import_optional("peft", extra="train", purpose="training a LoRA adapter")
     device = resolve_device(options.device)
     dtype = resolve_dtype(options.dtype, device)
-    compiled = resolve_compile(options.compile, device)
+    compiled = resolve_compile(getattr(options, "compile", False), device)
     resolved = resolve_model(options.model_name, options.revision)
-    t0 = time.perf_counter()
     tokenizer, base = _load_base(options, resolved, dtype)
     model = _trainable(peft, base, lora, seed, finetune)
     if compiled:
         LayerCompiler(model).enable()
-    builder = _prompt_builder(options, tokenizer, base, reranker_class)
-    student = Student(
-        model=model,
-        tokenizer=tokenizer,
-        builder=builder,
-        grade_token_ids=grade_token_ids(builder),
-        resolved=resolved,
-        dtype=dtype,
-        device=device,
-        use_logits_to_keep=takes_logits_to_keep(model),
-        attn_implementation=options.attn_implementation,
-        compiled=compiled,
-    )
-    counts = student.parameter_counts()
+    return TrainableBase(model, base, tokenizer, resolved, dtype, device, compiled)
+
+
+def log_loaded(what: str, d: Mapping[str, Any], seconds: float) -> None:
+    """One log line for a loaded trainable model (``d``: its ``describe()``)."""
     log.info(
-        "student %s (%s) in %s, %s attention%s: %d trainable of %d parameters, loaded in %.1f s",
-        resolved.model_name,
-        resolved.revision,
-        dtype_name(dtype),
-        options.attn_implementation,
-        ", compiled layers" if compiled else "",
-        counts["trainable"],
-        counts["total"],
-        time.perf_counter() - t0,
+        "%s %s (%s) in %s, %s attention%s: %d trainable of %d parameters, loaded in %.1f s",
+        what,
+        d["model_name"],
+        d["revision"],
+        d["dtype"],
+        d["attn_implementation"],
+        ", compiled layers" if d["compiled"] else "",
+        d["parameters"]["trainable"],
+        d["parameters"]["total"],
+        seconds,
     )
-    return student
 
 
-def _load_base(
-    options: GradeRerankerOptions, resolved: ResolvedModel, dtype: torch.dtype
-) -> tuple[Any, Any]:
+def _load_base(options: Any, resolved: ResolvedModel, dtype: torch.dtype) -> tuple[Any, Any]:
     """The tokenizer and the base causal LM of ``resolved``, in ``dtype``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -150,7 +179,7 @@ def _load_base(
         revision=hub_revision,
         dtype=dtype,
         trust_remote_code=options.trust_remote_code,
-        attn_implementation=options.attn_implementation,
+        attn_implementation=getattr(options, "attn_implementation", "sdpa"),
     )
     if getattr(base, "hf_quantizer", None) is not None:  # MACHINE-NOTES: GGUF-loaded models
         base.hf_quantizer = None

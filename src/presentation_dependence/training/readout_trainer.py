@@ -22,8 +22,13 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 from presentation_dependence.training.collate import SilverDataset
 from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.finite import require_finite_loss, require_finite_weights
-from presentation_dependence.training.loss import readout_loss
+from presentation_dependence.training.judge_config import JudgeTrainingConfig
+from presentation_dependence.training.judge_data import JudgeDataset
+from presentation_dependence.training.judge_model import JudgeModel
+from presentation_dependence.training.loss import LossParts, readout_loss
 from presentation_dependence.training.model import Student, student_readout
+from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog
+from presentation_dependence.training.resume import CheckpointMarker
 
 __all__ = [
     "EpochViews",
@@ -31,6 +36,7 @@ __all__ = [
     "ReadoutTrainer",
     "Snapshots",
     "TrimHeap",
+    "run_callbacks",
     "snapshot_dir",
     "training_arguments",
 ]
@@ -100,13 +106,16 @@ class ReadoutTrainer(Trainer):
             weights=self._weights(ro.slots),
         )
         if model.training:
-            terms = {k: float(getattr(parts, k).detach()) for k in self._parts}
-            require_finite_loss(
-                parts.total, self.state.global_step + 1, inputs["teacher_scores"], terms
-            )
-            for name, value in terms.items():
-                self._parts[name].append(value)
+            self.note_parts(parts, inputs["teacher_scores"])
         return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
+
+    def note_parts(self, parts: LossParts, labels: torch.Tensor) -> None:
+        """Stop on a non-finite loss (``labels``: the batch's targets, named if they are not
+        finite); keep the terms for the next log line."""
+        terms = {k: float(getattr(parts, k).detach()) for k in self._parts}
+        require_finite_loss(parts.total, self.state.global_step + 1, labels, terms)
+        for name, value in terms.items():
+            self._parts[name].append(value)
 
     def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
         """Save the model (a checkpoint's, when the Trainer calls it) once its trained weights
@@ -201,15 +210,18 @@ class EpochViews(TrainerCallback):
     The number is the Trainer's (``floor(state.epoch)``: 0 at the start, the epoch a resumed
     run continues in after a resume), never a count of this process's epochs."""
 
-    def __init__(self, dataset: SilverDataset) -> None:
+    def __init__(self, dataset: SilverDataset | JudgeDataset) -> None:
         self.dataset = dataset
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.dataset.set_epoch(math.floor(state.epoch or 0.0))
 
 
-def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> TrainingArguments:
-    """TrainingArguments with every device-dependent switch set explicitly."""
+def training_arguments(
+    cfg: TrainingConfig | JudgeTrainingConfig, student: Student | JudgeModel, workdir: Path
+) -> TrainingArguments:
+    """TrainingArguments with every device-dependent switch set explicitly (a student's or a
+    trained judge's: ``cfg.train``, ``cfg.seed``, the model's device and dtype)."""
     gpu = student.device.type == "cuda"
     ckpt = cfg.train.gradient_checkpointing
     if ckpt is None:
@@ -251,3 +263,23 @@ def training_arguments(cfg: TrainingConfig, student: Student, workdir: Path) -> 
         ddp_find_unused_parameters=False,
         disable_tqdm=True,
     )
+
+
+def run_callbacks(
+    cfg: TrainingConfig | JudgeTrainingConfig,
+    dataset: SilverDataset | JudgeDataset,
+    pause_at: int | None,
+    callbacks: Sequence[TrainerCallback],
+) -> list[TrainerCallback]:
+    """The run folder's callbacks (views per epoch, checkpoint markers, snapshots, the progress
+    log, the pause, the heap trim), then the caller's: a student's and a judge's alike."""
+    out = cfg.resolved_output_dir
+    return [
+        EpochViews(dataset),
+        CheckpointMarker(cfg.train.save_total_limit),
+        *([Snapshots(out)] if cfg.train.keep_snapshots else []),
+        ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
+        *([PauseAt(pause_at)] if pause_at is not None else []),
+        TrimHeap(),
+        *callbacks,
+    ]

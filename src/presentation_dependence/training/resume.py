@@ -46,6 +46,10 @@ from presentation_dependence.runners.run_folder import (
 from presentation_dependence.training.config import TrainingConfig, training_config_from_raw
 from presentation_dependence.training.finite import non_finite_tensors
 from presentation_dependence.training.inputs import TrainingInputs, data_fingerprint
+from presentation_dependence.training.judge_config import (
+    JudgeTrainingConfig,
+    judge_training_config_from_raw,
+)
 from presentation_dependence.training.progress import TRAIN_LOG
 
 __all__ = [
@@ -96,13 +100,17 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def freeze(out: Path, cfg: TrainingConfig) -> None:
+AnyTrainingConfig = TrainingConfig | JudgeTrainingConfig  # a student's or a judge's
+
+
+def freeze(out: Path, cfg: AnyTrainingConfig) -> None:
     """Freeze ``cfg`` into ``out/resolved_config.yaml`` (the shared run folder): a folder that
     holds a student, checkpoints or a progress log of another config is refused with the diff.
     :data:`OPERATIONAL_KEYS` are not compared; keys a folder lacks take their defaults."""
+    judge = isinstance(cfg, JudgeTrainingConfig)
     RunFolder(out).freeze_config(
         cfg,
-        from_raw=training_config_from_raw,
+        from_raw=judge_training_config_from_raw if judge else training_config_from_raw,
         ignore=OPERATIONAL_KEYS,
         fix="Rerun with the config it was made with, point output_dir elsewhere, or pass "
         "--restart (train_student(restart=True)) to discard it.",
@@ -117,7 +125,7 @@ def train_record(out: Path) -> dict[str, Any] | None:
     return dict(invocations(prov)[-1]) if finished and isinstance(prov, dict) else None
 
 
-def finished_provenance(out: Path, cfg: TrainingConfig) -> dict[str, Any] | None:
+def finished_provenance(out: Path, cfg: AnyTrainingConfig) -> dict[str, Any] | None:
     """The provenance of the student finished from ``cfg`` in ``out`` (logged: nothing to
     train), or None when ``out`` is unfinished; another config's folder is refused."""
     freeze(out, cfg)
@@ -145,7 +153,7 @@ def discard(out: Path) -> None:
     The adapter goes first, so a kill midway never leaves a folder that looks finished."""
     shutil.rmtree(out / "adapter", ignore_errors=True)
     shutil.rmtree(out / ".adapter.tmp", ignore_errors=True)
-    for name in (PROVENANCE, "reranker.yaml", RESOLVED_CONFIG, TRAIN_LOG):
+    for name in (PROVENANCE, "reranker.yaml", "judge.yaml", RESOLVED_CONFIG, TRAIN_LOG):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
 
@@ -237,7 +245,7 @@ def prune(folder: Path, keep: int | None) -> None:
             _remove(p)
 
 
-def check_checkpoints(out: Path, cfg: TrainingConfig, inputs: TrainingInputs) -> None:
+def check_checkpoints(out: Path, cfg: AnyTrainingConfig, inputs: TrainingInputs) -> None:
     """Refuse checkpoints in ``out`` made from other training data or another base model
     (their config is the folder's, checked by :func:`freeze`)."""
     folder = out / CHECKPOINTS
@@ -259,7 +267,7 @@ def check_checkpoints(out: Path, cfg: TrainingConfig, inputs: TrainingInputs) ->
 
 
 def prepare_checkpoints(
-    out: Path, cfg: TrainingConfig, inputs: TrainingInputs, restart: bool
+    out: Path, cfg: AnyTrainingConfig, inputs: TrainingInputs, restart: bool
 ) -> None:
     """Main process, before training: discard (``restart``) and freeze the config anew, drop
     partial checkpoints, and record the inputs' fingerprints in ``checkpoints/run.json``."""

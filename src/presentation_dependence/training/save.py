@@ -23,6 +23,7 @@ from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.finite import require_finite_weights
 from presentation_dependence.training.inputs import TrainingInputs
+from presentation_dependence.training.judge_config import JudgeTrainingConfig
 from presentation_dependence.training.model import Student
 from presentation_dependence.training.readout_trainer import ReadoutTrainer
 from presentation_dependence.training.resume import CHECKPOINTS
@@ -31,8 +32,34 @@ from presentation_dependence.training.silver import SilverSet
 __all__ = ["save_student", "student_provenance"]
 
 
+def _write_serving_block(
+    cfg: TrainingConfig | JudgeTrainingConfig, out: Path, adapter: Path
+) -> None:
+    """``reranker.yaml`` (a student) or ``judge.yaml`` (a trained judge): the block that serves
+    the trained weights."""
+    if isinstance(cfg, JudgeTrainingConfig):
+        name, block = "judge.yaml", cfg.serving_block(adapter)
+        head = (
+            "# serve this judge: paste as a judge config's judge block, or run\n"
+            f"# presdep judge CONFIG --override judge.adapter_path={adapter}\n"
+        )
+    else:
+        if cfg.finetune == "full":
+            block = {**cfg.student, "model_name": str(adapter), "revision": None}
+            how = f"--override reranker.model_name={adapter}"
+        else:
+            block = {**cfg.student, "adapter_path": str(adapter)}
+            how = f"--override reranker.adapter_path={adapter}"
+        name = "reranker.yaml"
+        head = (
+            "# serve this student: paste as an experiment config's reranker block, or run\n"
+            f"# presdep run CONFIG {how}\n"
+        )
+    atomic_write_text(out / name, head + yaml.safe_dump(block, sort_keys=False))
+
+
 def save_student(
-    cfg: TrainingConfig,
+    cfg: TrainingConfig | JudgeTrainingConfig,
     outcome: dict[str, Any],
     trainer: ReadoutTrainer,
     out: Path,
@@ -50,17 +77,7 @@ def save_student(
     model.save_pretrained(str(tmp))
     if full and tokenizer is not None:
         tokenizer.save_pretrained(str(tmp))
-    if full:
-        block = {**cfg.student, "model_name": str(adapter), "revision": None}
-        how = f"--override reranker.model_name={adapter}"
-    else:
-        block = {**cfg.student, "adapter_path": str(adapter)}
-        how = f"--override reranker.adapter_path={adapter}"
-    atomic_write_text(
-        out / "reranker.yaml",
-        "# serve this student: paste as an experiment config's reranker block, or run\n"
-        f"# presdep run CONFIG {how}\n" + yaml.safe_dump(block, sort_keys=False),
-    )
+    _write_serving_block(cfg, out, adapter)
     RunFolder(out).append_provenance(json.loads(json.dumps(outcome, default=str)))
     shutil.rmtree(adapter, ignore_errors=True)
     tmp.rename(adapter)

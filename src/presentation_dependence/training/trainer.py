@@ -52,19 +52,15 @@ from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
 from presentation_dependence.training.inputs import TrainingInputs, training_inputs
 from presentation_dependence.training.model import Student, load_student
-from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog, run_loss, start_log
+from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
 from presentation_dependence.training.readout_trainer import (
-    EpochViews,
-    PauseAt,
     ReadoutTrainer,
-    Snapshots,
-    TrimHeap,
+    run_callbacks,
     snapshot_dir,
     training_arguments,
 )
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
-    CheckpointMarker,
     check_checkpoints,
     check_finished,
     finished_provenance,
@@ -76,7 +72,7 @@ from presentation_dependence.training.save import save_student, student_provenan
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
-__all__ = ["TrainOutcome", "train_student"]
+__all__ = ["TrainOutcome", "run_trainer", "train_student"]
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +213,7 @@ def _train(
     trainer = _trainer(cfg, student, dataset, args, slot_weights, pause_at, callbacks)
     _announce(cfg, dataset, student, args, checkpoint, resumed_step)
     t0 = time.perf_counter()
-    history, global_step = _run(trainer, student, checkpoint, ckpt_state, resumed_step)
+    history, global_step = run_trainer(trainer, student.model, checkpoint, ckpt_state, resumed_step)
     seconds = time.perf_counter() - t0
     train_loss = run_loss(history)
     paused = pause_at is not None and global_step < int(trainer.state.max_steps)
@@ -334,14 +330,15 @@ def _slot_weights(cfg: TrainingConfig) -> Any:
     return weights
 
 
-def _run(
+def run_trainer(
     trainer: ReadoutTrainer,
-    student: Student,
+    model: Any,
     checkpoint: Path | None,
     ckpt_state: dict[str, Any],
     resumed_step: int | None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Train (resuming from ``checkpoint``); the log history and the final global step."""
+    """Train (resuming from ``checkpoint``); the log history and the final global step
+    (``model``: the peft model whose adapter a checkpoint of the finished run restores)."""
     if (
         checkpoint is not None
         and resumed_step is not None
@@ -352,7 +349,7 @@ def _run(
         log.info(
             "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
         )
-        load_adapter_weights(student.model, checkpoint)
+        load_adapter_weights(model, checkpoint)
         return list(ckpt_state.get("log_history", [])), resumed_step
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     return list(trainer.state.log_history), int(trainer.state.global_step)
@@ -369,21 +366,12 @@ def _trainer(
 ) -> ReadoutTrainer:
     """The Trainer with the run folder's callbacks (views per epoch, checkpoint markers,
     snapshots, the progress log, the pause, the heap trim) and the caller's."""
-    out = cfg.resolved_output_dir
     trainer = ReadoutTrainer(
         model=student.model,
         args=args,
         train_dataset=dataset,
         data_collator=ReadoutCollator(student.builder, student.pad_token_id),
-        callbacks=[
-            EpochViews(dataset),
-            CheckpointMarker(cfg.train.save_total_limit),
-            *([Snapshots(out)] if cfg.train.keep_snapshots else []),
-            ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
-            *([PauseAt(pause_at)] if pause_at is not None else []),
-            TrimHeap(),
-            *callbacks,
-        ],
+        callbacks=run_callbacks(cfg, dataset, pause_at, callbacks),
         grade_token_ids=student.grade_token_ids,
         lambda_=cfg.lambda_,
         use_logits_to_keep=student.use_logits_to_keep,

@@ -31,6 +31,7 @@ import torch
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.provenance import file_sha256
+from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter
 from presentation_dependence.readout.backend import (
     TransformersBackend,
     dtype_name,
@@ -176,16 +177,22 @@ class TransformersGenerator:
         return result
 
 
-_GENERATORS: dict[tuple[str, str | None, str, str, bool], TransformersBackend] = {}
+_GENERATORS: dict[tuple[str, str | None, str, str, bool, str | None], TransformersBackend] = {}
 _LOCK = threading.Lock()
 
 
-def load_generator(o: ModelOptions) -> tuple[TransformersBackend, str]:
-    """Load (once per process) the model of options ``o``; return it and its snapshot id."""
+def load_generator(o: ModelOptions, adapter: str | None = None) -> tuple[TransformersBackend, str]:
+    """Load (once per process) the model of options ``o``; return it and its snapshot id.
+
+    ``adapter``: a trained LoRA adapter folder (a trained judge, docs/JUDGE-TRAINING.md),
+    attached unmerged to a copy of the base of its own; the snapshot then ends in
+    ``+lora:<first 16 hex of the adapter's sha256>``, so a cache never mixes its verdicts with
+    the base model's."""
     resolved = resolve_model(o.model_name, o.revision)
     dev = resolve_device(o.device)
     tdtype = dtype_name(resolve_dtype(o.dtype, dev))
-    key = (resolved.path, resolved.revision, tdtype, str(dev), o.trust_remote_code)
+    lora = adapter_sha256(adapter) if adapter is not None else None
+    key = (resolved.path, resolved.revision, tdtype, str(dev), o.trust_remote_code, lora)
     with _LOCK:
         backend = _GENERATORS.get(key)
         if backend is None:
@@ -198,8 +205,11 @@ def load_generator(o: ModelOptions) -> tuple[TransformersBackend, str]:
             )
             backend.revision = resolved.revision
             backend.model.generation_config.pad_token_id = backend.pad_token_id
+            if adapter is not None:
+                backend = attach_adapter(backend, adapter)
             _GENERATORS[key] = backend
-    return backend, model_snapshot(resolved.source, resolved.path, resolved.revision, backend)
+    snapshot = model_snapshot(resolved.source, resolved.path, resolved.revision, backend)
+    return backend, snapshot + (f"+lora:{lora[:16]}" if lora else "")
 
 
 def model_snapshot(

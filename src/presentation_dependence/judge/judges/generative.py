@@ -50,6 +50,7 @@ __all__ = [
     "TransformersJudge",
     "TransformersJudgeOptions",
     "check_prompt_options",
+    "user_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -114,6 +115,14 @@ JUDGE_TEMPLATES: dict[str, JudgeTemplate] = {
         "judge_nway_verdict_v1", JUDGE_NWAY_VERDICT_V1, ANSWER_BLOCK, '"[[{letter}]]"'
     ),
 }
+
+
+def user_text(template: JudgeTemplate, req: JudgeRequest, max_response_chars: int | None) -> str:
+    """The user turn of ``req``: ``template`` with the responses in slot order, each stripped
+    and cut to ``max_response_chars`` (None: whole)."""
+    cut = max_response_chars
+    answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
+    return template.render(req.item.prompt.strip(), answers)
 
 
 def check_template(name: str) -> None:
@@ -199,9 +208,7 @@ class ChatModelJudge:
 
     def prompt_text(self, req: JudgeRequest) -> str:
         """The user turn: the judge template with the responses in slot order."""
-        cut = self.options.max_response_chars
-        answers = [a.strip()[:cut] if cut else a.strip() for a in req.shown]
-        return self.template.render(req.item.prompt.strip(), answers)
+        return user_text(self.template, req, self.options.max_response_chars)
 
     def identity(self) -> JudgeIdentity:
         self._load()

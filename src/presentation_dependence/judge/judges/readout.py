@@ -44,7 +44,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import check_counts, opt
 from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, slot_letter
 from presentation_dependence.judge.judges.base import JUDGES, JudgeOptions, describe_judge
-from presentation_dependence.judge.judges.generation import chat_text
+from presentation_dependence.judge.judges.generation import chat_text, load_generator
 from presentation_dependence.judge.judges.generative import (
     ChatModelJudge,
     JudgePromptOptions,
@@ -62,6 +62,7 @@ __all__ = [
     "VerdictLabelTokenizationError",
     "argmax_verdict",
     "check_verdict_labels",
+    "readout_prompt",
 ]
 
 logger = logging.getLogger(__name__)
@@ -84,11 +85,20 @@ class ReadoutJudgeOptions(BatchedModelOptions, JudgePromptOptions):
     seed: int = opt(0, "seed of the tie-breaking draw (recorded)")
     template: str = opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
     skeleton: str = opt("Verdict: [[", "assistant text written before the verdict letter")
+    adapter_path: str | None = opt(
+        None,
+        "a trained judge's LoRA adapter folder (<output_dir>/adapter of 'presdep train-judge', "
+        "docs/JUDGE-TRAINING.md) on top of model_name, not merged; null = the base model",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_template(self.template)
         check_counts(self, "max_response_chars", nullable=True)
+        if self.adapter_path is not None and (
+            not isinstance(self.adapter_path, str) or not self.adapter_path
+        ):
+            raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
 
 
 def check_verdict_labels(tokenizer: Any, prefix: str, labels: Sequence[str]) -> tuple[int, ...]:
@@ -124,6 +134,37 @@ def check_verdict_labels(tokenizer: Any, prefix: str, labels: Sequence[str]) -> 
     return tuple(out)
 
 
+def readout_prompt(
+    tokenizer: Any,
+    where: str,
+    user_text: str,
+    req: JudgeRequest,
+    o: ReadoutJudgeOptions,
+    max_context: int | None = None,
+) -> tuple[BuiltPrompt, tuple[int, ...]]:
+    """The readout prompt of ``req`` (its user turn ``user_text`` in the chat template of
+    ``tokenizer``, then the skeleton and a teacher-forced first letter; the verdict is read at
+    ``grade_positions[0]``) and the N label token ids, checked in this prompt's context. The
+    judge and its training (``training/judge_data.py``) build prompts only here."""
+    head = chat_text(tokenizer, where, user_text, o.chat_template_kwargs)
+    prefix = head + o.skeleton
+    labels = [slot_letter(j) for j in range(req.n)]
+    label_ids = check_verdict_labels(tokenizer, prefix, labels)
+    base = list(tokenizer(prefix, add_special_tokens=False)["input_ids"])
+    if max_context is not None and len(base) + 1 > max_context:
+        raise ConfigError(
+            f"item {req.item.item_id!r}: {len(base)} prompt tokens exceed the model's context "
+            f"{max_context}. Fix: lower max_response_chars"
+        )
+    built = BuiltPrompt(
+        text=prefix + labels[0],
+        input_ids=(*base, label_ids[0]),
+        grade_positions=(len(base),),
+        passages=tuple(req.shown),
+    )
+    return built, label_ids
+
+
 def argmax_verdict(probs: np.ndarray, seed: int, req: JudgeRequest) -> tuple[int, int]:
     """(slot, tied): the most probable slot, an exact tie broken by a seeded draw."""
     top = np.flatnonzero(probs == probs.max())
@@ -147,29 +188,25 @@ class ReadoutJudge(ChatModelJudge):
         sk = hashlib.sha256(self.options.skeleton.encode("utf-8")).hexdigest()[:8]
         return f"{self.template.version}+readout:{sk}"
 
+    def _load(self) -> Any:
+        """The base model, with the trained adapter of ``adapter_path`` attached (unmerged)."""
+        if self._backend is None:
+            o = self.options
+            self._backend, self._snapshot = load_generator(o, o.adapter_path)
+        return self._backend
+
     def build(self, req: JudgeRequest) -> tuple[BuiltPrompt, tuple[int, ...]]:
         """The tokenized prompt (chat template + skeleton + a teacher-forced letter at the slot)
         and the N label token ids, checked in this prompt's context."""
-        backend, o = self._load(), self.options
-        tok = backend.tokenizer
-        head = chat_text(tok, backend.path, self.prompt_text(req), o.chat_template_kwargs)
-        prefix = head + o.skeleton
-        labels = [slot_letter(j) for j in range(req.n)]
-        label_ids = check_verdict_labels(tok, prefix, labels)
-        base = list(tok(prefix, add_special_tokens=False)["input_ids"])
-        limit = backend.max_context
-        if limit is not None and len(base) + 1 > limit:
-            raise ConfigError(
-                f"item {req.item.item_id!r}: {len(base)} prompt tokens exceed the model's context "
-                f"{limit}. Fix: lower max_response_chars"
-            )
-        built = BuiltPrompt(
-            text=prefix + labels[0],
-            input_ids=(*base, label_ids[0]),
-            grade_positions=(len(base),),
-            passages=tuple(req.shown),
+        backend = self._load()
+        return readout_prompt(
+            backend.tokenizer,
+            backend.path,
+            self.prompt_text(req),
+            req,
+            self.options,
+            backend.max_context,
         )
-        return built, label_ids
 
     def judge(
         self,
@@ -225,4 +262,5 @@ class ReadoutJudge(ChatModelJudge):
             **self._load().describe(),
             decoding="none: one forward pass, P(verdict) over the N letters, argmax",
             skeleton=self.options.skeleton,
+            adapter_path=self.options.adapter_path,
         )

@@ -1,0 +1,115 @@
+"""The trainable verdict readout judge: base + fresh LoRA adapter, and its differentiable readout.
+
+:func:`verdict_readout` is the readout of ``judge/judges/readout.py`` with gradients: logits at
+the verdict position only (``logits_to_keep``), the N letter logits softmaxed in float32 over
+the item's real slots, then realigned from slots to responses, so ``log_probs[q, v, d]`` is
+log P(the verdict names response d) in view v of item q, whatever slot d was shown in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from presentation_dependence.models.embedded import ResolvedModel
+from presentation_dependence.readout.adapter import takes_logits_to_keep
+from presentation_dependence.readout.backend import dtype_name
+from presentation_dependence.training.judge_config import JudgeTrainingConfig
+from presentation_dependence.training.model import load_trainable, log_loaded
+
+__all__ = ["JudgeModel", "load_judge_model", "verdict_readout"]
+
+
+@dataclass
+class JudgeModel:
+    """A LoRA-wrapped causal LM ready to train as a verdict readout judge."""
+
+    model: Any  # peft.PeftModel
+    tokenizer: Any
+    resolved: ResolvedModel
+    dtype: torch.dtype
+    device: torch.device
+    use_logits_to_keep: bool
+    max_context: int | None
+    compiled: bool = False
+
+    @property
+    def pad_token_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.tokenizer.eos_token_id
+        return int(pad) if pad is not None else 0
+
+    def parameter_counts(self) -> dict[str, int]:
+        total = sum(p.numel() for p in self.model.parameters())
+        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+        return {"total": total, "trainable": trainable}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model_name": self.resolved.model_name,
+            "resolved_path": self.resolved.path,
+            "model_source": self.resolved.source,
+            "revision": self.resolved.revision,
+            "dtype": dtype_name(self.dtype),
+            "device": str(self.device),
+            "logits_to_keep": self.use_logits_to_keep,
+            "attn_implementation": "sdpa",
+            "compiled": self.compiled,
+            "parameters": self.parameter_counts(),
+        }
+
+
+def load_judge_model(cfg: JudgeTrainingConfig) -> JudgeModel:
+    """The base model of ``cfg.judge`` in its dtype, wrapped with a new LoRA adapter."""
+    t0 = time.perf_counter()
+    tb = load_trainable(cfg.judge_options, cfg.lora, seed=cfg.seed, finetune="lora")
+    text_config = tb.base.config.get_text_config()
+    judge = JudgeModel(
+        model=tb.model,
+        tokenizer=tb.tokenizer,
+        resolved=tb.resolved,
+        dtype=tb.dtype,
+        device=tb.device,
+        use_logits_to_keep=takes_logits_to_keep(tb.model),
+        max_context=getattr(text_config, "max_position_embeddings", None),
+        compiled=tb.compiled,
+    )
+    log_loaded("judge", judge.describe(), time.perf_counter() - t0)
+    return judge
+
+
+def verdict_readout(
+    model: Any, batch: Mapping[str, torch.Tensor], *, use_logits_to_keep: bool = True
+) -> torch.Tensor:
+    """log P(verdict = response d) per item, view and response, (Q, V, N), float32,
+    differentiable; 0 on padding responses. The model runs once over the R distinct prompts;
+    ``view_rows`` spreads the rows back to (item, view)."""
+    readout = batch["readout_positions"]  # (R,)
+    slot_mask = batch["slot_mask"]  # (R, N)
+    rows, n = slot_mask.shape
+    kwargs: dict[str, Any] = {
+        "input_ids": batch["input_ids"],
+        "attention_mask": batch["attention_mask"],
+        "position_ids": batch["position_ids"],
+        "use_cache": False,
+    }
+    if use_logits_to_keep:
+        keep = torch.unique(readout)  # sorted
+        kwargs["logits_to_keep"] = keep
+        column = torch.searchsorted(keep, readout)
+    else:
+        column = readout
+    logits = model(**kwargs).logits  # (R, K, vocab)
+    at = logits[torch.arange(rows, device=logits.device), column.to(logits.device)]  # (R, vocab)
+    letters = at.gather(-1, batch["label_ids"].to(at.device)).float()  # (R, N)
+    neg = torch.full_like(letters, float("-inf"))
+    lp = torch.log_softmax(torch.where(slot_mask, letters, neg), dim=-1)
+    lp = torch.where(slot_mask, lp, torch.zeros_like(lp))
+    aligned = torch.zeros((rows, n + 1), dtype=lp.dtype, device=lp.device)
+    aligned = aligned.scatter(1, batch["slot_responses"].to(lp.device), lp)[:, :n]
+    return aligned[batch["view_rows"]]
