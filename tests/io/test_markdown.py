@@ -35,3 +35,16 @@ def test_refuses_a_ragged_table_or_an_unknown_alignment() -> None:
         markdown_table(["a", "b"], [], align="rx")
     with pytest.raises(ValueError, match="one of '-lrc'"):
         markdown_table(["a", "b"], [], align="r")
+
+
+def test_compact_empty_cells_and_the_key_value_header() -> None:
+    assert markdown_table(["", ""], [["k", ""]], compact_empty=True) == [
+        "| | |",
+        "|---|---|",
+        "| k | |",
+    ]
+    assert markdown_table(["a", "b"], [["1", ""]]) == ["| a | b |", "|---|---|", "| 1 |  |"]
+    # a key holding pipes stays one cell
+    assert (
+        markdown_table(["", ""], [["max |x|", 1]], compact_empty=True)[2] == "| max \\|x\\| | 1 |"
+    )

@@ -9,7 +9,9 @@
 Each cell is ``str(cell)`` with every unescaped ``|`` escaped (``\\|``, so a cell never splits
 its row) and each line break made a space (a row is one line). ``align`` gives one character per
 column: ``-`` none (``---``, the default), ``l`` left (``:---``), ``r`` right (``---:``),
-``c`` centre (``:---:``).
+``c`` centre (``:---:``). An empty cell is two spaces between its pipes (``| a |  |``), or
+one with ``compact_empty`` (``| a | |``, the form of the key/value tables under an empty header,
+``| | |``, and of the older committed tables).
 """
 
 from __future__ import annotations
@@ -28,14 +30,20 @@ def _cell(value: object) -> str:
     return _UNESCAPED_PIPE.sub(r"\\|", text)
 
 
-def markdown_row(cells: Sequence[object]) -> str:
+def markdown_row(cells: Sequence[object], compact_empty: bool = False) -> str:
     """One table row: ``| c1 | c2 |``, the cells escaped as the module says (an empty cell is
-    two spaces, ``| a |  |``)."""
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    two spaces, ``| a |  |``; one with ``compact_empty``)."""
+    if not compact_empty:
+        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    texts = (_cell(c) for c in cells)
+    return "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
 
 
 def markdown_table(
-    header: Sequence[object], rows: Sequence[Sequence[object]], align: str = ""
+    header: Sequence[object],
+    rows: Sequence[Sequence[object]],
+    align: str = "",
+    compact_empty: bool = False,
 ) -> list[str]:
     """The lines of a table: the header, the rule (``align``, module doc) and one line per row.
 
@@ -49,4 +57,8 @@ def markdown_table(
         if len(row) != len(header):
             raise ValueError(f"row {i} has {len(row)} cells, the header {len(header)}")
     rule = "|" + "|".join(_RULES[a] for a in align) + "|"
-    return [markdown_row(header), rule, *(markdown_row(r) for r in rows)]
+    return [
+        markdown_row(header, compact_empty),
+        rule,
+        *(markdown_row(r, compact_empty) for r in rows),
+    ]

@@ -103,21 +103,36 @@ def _setup_lines(metrics: Mapping[str, Any]) -> list[str]:
 def _answers_table(metrics: Mapping[str, Any], variants: Sequence[str]) -> list[str]:
     """EM and F1 of each reader input, against the all-paragraphs control."""
     g = metrics["given_order"]
-    out = [
-        "| reader input | EM | F1 | ΔEM vs control | ΔF1 vs control |",
-        "|---|---|---|---|---|",
-        f"| all paragraphs, given order (control) | {_ci(metrics['control']['em'])} | "
-        f"{_ci(metrics['control']['f1'])} | | |",
-        f"| retained, given order | {_ci(g['em'])} | {_ci(g['f1'])} | "
-        f"{_diff(g['vs_control']['em'])} | {_diff(g['vs_control']['f1'])} |",
+    rows = [
+        [
+            "all paragraphs, given order (control)",
+            _ci(metrics["control"]["em"]),
+            _ci(metrics["control"]["f1"]),
+            "",
+            "",
+        ],
+        [
+            "retained, given order",
+            _ci(g["em"]),
+            _ci(g["f1"]),
+            _diff(g["vs_control"]["em"]),
+            _diff(g["vs_control"]["f1"]),
+        ],
     ]
     for v in variants:
         block = metrics["variants"][v]
         s = block["summary"]
-        out.append(
-            f"| retained, {v} (mean over presentations) | {_ci(s['em'])} | {_ci(s['f1'])} | "
-            f"{_diff(block['vs_control']['em'])} | {_diff(block['vs_control']['f1'])} |"
+        rows.append(
+            [
+                f"retained, {v} (mean over presentations)",
+                _ci(s["em"]),
+                _ci(s["f1"]),
+                _diff(block["vs_control"]["em"]),
+                _diff(block["vs_control"]["f1"]),
+            ]
         )
+    header = ["reader input", "EM", "F1", "ΔEM vs control", "ΔF1 vs control"]
+    out = markdown_table(header, rows, compact_empty=True)
     return out
 
 

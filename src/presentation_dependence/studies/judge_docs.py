@@ -117,7 +117,7 @@ def measured_markdown(folder: Path) -> str:
     parts = [
         f"Rendered by `python scripts/judge_doc.py {folder}` from the output of:\n\n",
         "```bash\n" + shlex.join(["uv", "run", *prov["command"]]) + "\n```\n\n",
-        "| | |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in setup),
+        "\n".join(markdown_table(["", ""], setup, compact_empty=True)) + "\n",
         f"\n### Placement sweep (run 0 of {first['condition']})\n\n" + sweep_markdown(summary),
         "\n### Rerun noise\n\n" + noise_markdown(noise),
     ]

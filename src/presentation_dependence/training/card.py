@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.readout.students import ShippedStudent
 
 __all__ = ["NONCOMMERCIAL", "RESULTS_BLOCK", "render_card"]
@@ -21,13 +22,14 @@ NONCOMMERCIAL = ("CC BY-NC", "non-commercial")
 
 
 def _kv(rows: Mapping[str, Any]) -> list[str]:
-    out = ["| | |", "|---|---|"]
-    for k, v in rows.items():
-        if v is None or v == "" or v == []:
-            continue
-        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        out.append(f"| {k} | {text} |")
-    return out
+    """A key/value table under an empty header; values that are not text as JSON, unset ones
+    left out."""
+    cells = [
+        (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+        for k, v in rows.items()
+        if not (v is None or v == "" or v == [])
+    ]
+    return markdown_table(["", ""], cells, compact_empty=True)
 
 
 def _licence_note(student: ShippedStudent) -> list[str]:
