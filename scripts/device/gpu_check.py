@@ -19,6 +19,10 @@ It measures, in one process:
 * batched vs one-at-a-time numerics: the same prompts (passages of varying length) left-padded
   in one batch and run alone, max |ΔE[g]| over the slots.
 
+``--shape`` picks the architecture (Qwen3-4B, the research's size; SmolLM2-135M, this project's
+embedded model; tiny); ``--presentations M`` also scores M shuffles of one prompt (equal
+lengths) one a pass and then as one unpadded batch (issue 39), speed-up and max |ΔE[g]|.
+
 The switches of the project's CPU path (``readout/speed.py``): ``--attn-implementation``
 (sdpa, the default, or eager) and ``--compile`` (every decoder layer through ``torch.compile``,
 ``dynamic=True``; the first pass of each kind compiles and is not timed).
@@ -60,6 +64,24 @@ TINY: dict[str, Any] = {
     "vocab_size": 512,
     "max_position_embeddings": 4096,
     "tie_word_embeddings": True,
+}
+SMOLLM2_135M: dict[str, Any] = {  # the project's embedded model (its GGUF's config)
+    "model_type": "llama",
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "head_dim": 64,
+    "vocab_size": 49152,
+    "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": True,
+}
+SHAPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "qwen3-4b": ("Qwen3-4B (random weights)", QWEN3_4B),
+    "smollm2-135m": ("SmolLM2-135M (random weights)", SMOLLM2_135M),
+    "tiny": ("tiny qwen3", TINY),
 }
 GRADES = (15, 16, 17, 18)  # any four token ids stand in for the grade labels "0".."3"
 
@@ -114,18 +136,46 @@ def build_model(
     return model.to(device).eval()
 
 
-def make_prompt(
+Blocks = tuple[list[int], list[list[int]]]
+
+
+def make_blocks(
     gen: torch.Generator, vocab: int, slots: int, passage: int, head: int
-) -> tuple[list[int], list[int]]:
-    """Token ids of one readout-shaped prompt and the positions whose logits are read."""
+) -> Blocks:
+    """The head (instruction + query) and the passages of one prompt, as token ids."""
     ids: list[int] = torch.randint(100, vocab, (head,), generator=gen).tolist()
-    readout = []
+    blocks = []
     for _ in range(slots):
         n = passage + int(torch.randint(-passage // 3, passage // 3 + 1, (1,), generator=gen))
-        ids += torch.randint(100, vocab, (max(1, n),), generator=gen).tolist()
+        blocks.append(torch.randint(100, vocab, (max(1, n),), generator=gen).tolist())
+    return ids, blocks
+
+
+def assemble(head: list[int], blocks: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Token ids of one readout-shaped prompt and the positions whose logits are read."""
+    ids = list(head)
+    readout = []
+    for block in blocks:
+        ids += block
         readout.append(len(ids) - 1)  # the token before this slot's grade
         ids.append(GRADES[1])  # the filler
     return ids, readout
+
+
+def make_prompt(
+    gen: torch.Generator, vocab: int, slots: int, passage: int, head: int
+) -> tuple[list[int], list[int]]:
+    return assemble(*make_blocks(gen, vocab, slots, passage, head))
+
+
+def presentations(gen: torch.Generator, blocks: Blocks, m: int) -> list[tuple[list[int], list[int]]]:
+    """M shuffles of one prompt's passages: equal lengths, so one batch needs no padding."""
+    head, passages = blocks
+    out = []
+    for _ in range(m):
+        order = torch.randperm(len(passages), generator=gen).tolist()
+        out.append(assemble(head, [passages[i] for i in order]))
+    return out
 
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
@@ -164,17 +214,49 @@ def non_embedding_params(model: Any) -> int:
     return sum(p.numel() for p in model.parameters()) - emb
 
 
+def presentations_batch(
+    model: Any, device: torch.device, spec: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """M shuffles of one prompt scored one a pass, then as one unpadded batch (issue 39)."""
+    gen = torch.Generator().manual_seed(1)
+    blocks = make_blocks(
+        gen, int(spec["vocab_size"]), args.slots, args.passage_tokens, args.head_tokens
+    )
+    views = presentations(gen, blocks, args.presentations)
+    with torch.no_grad():
+        expected_grades(model, *batch_of(views[:1], device))  # warm-up
+        expected_grades(model, *batch_of(views, device))
+        _sync(device)
+        t0 = time.perf_counter()
+        alone = [expected_grades(model, *batch_of([v], device))[0] for v in views]
+        _sync(device)
+        t_alone = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        batched = expected_grades(model, *batch_of(views, device))
+        _sync(device)
+        t_batch = time.perf_counter() - t0
+    diff = max(float((a - b).abs().max()) for a, b in zip(alone, batched, strict=True))
+    return {
+        "m": len(views),
+        "tokens_per_prompt": len(views[0][0]),
+        "one_a_pass_prompts_per_s": len(views) / t_alone,
+        "one_batch_prompts_per_s": len(views) / t_batch,
+        "speedup": t_alone / t_batch,
+        "max_abs_diff": diff,
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     device = torch.device(args.device)
     dtype = getattr(torch, args.dtype)
-    spec = TINY if args.tiny else QWEN3_4B
+    label, spec = SHAPES["tiny" if args.tiny else args.shape]
     out: dict[str, Any] = {
         "device": torch.cuda.get_device_name(0)
         if device.type == "cuda"
         else f"cpu ({platform.machine()}, {torch.get_num_threads()} threads)",
         "torch": torch.__version__,
         "dtype": args.dtype,
-        "architecture": "tiny qwen3" if args.tiny else "Qwen3-4B (random weights)",
+        "architecture": label,
         "attn_implementation": args.attn_implementation,
         "compiled_layers": args.compile,
     }
@@ -213,6 +295,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     diff = max(float((a - b).abs().max()) for a, b in zip(alone, batched, strict=True))
     out["batched_vs_alone_max_abs_diff"] = diff
+    if args.presentations > 1:
+        out["presentations"] = presentations_batch(model, device, spec, args)
     # one OC-SFT step: LoRA, two views (here: the prompt and a copy with the passages rotated)
     import peft
 
@@ -252,7 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
-    p.add_argument("--tiny", action="store_true", help="a tiny config (CPU tests)")
+    p.add_argument("--shape", default="qwen3-4b", choices=sorted(SHAPES))
+    p.add_argument("--tiny", action="store_true", help="the tiny shape (CPU tests)")
+    p.add_argument(
+        "--presentations", type=int, default=0, help="M shuffles of one prompt, batched (0: off)"
+    )
     p.add_argument("--prompts", type=int, default=8, help="readout prompts timed")
     p.add_argument("--slots", type=int, default=20, help="B: passages (grade slots) per prompt")
     p.add_argument("--passage-tokens", type=int, default=60)
