@@ -139,9 +139,7 @@ def build_model(
 Blocks = tuple[list[int], list[list[int]]]
 
 
-def make_blocks(
-    gen: torch.Generator, vocab: int, slots: int, passage: int, head: int
-) -> Blocks:
+def make_blocks(gen: torch.Generator, vocab: int, slots: int, passage: int, head: int) -> Blocks:
     """The head (instruction + query) and the passages of one prompt, as token ids."""
     ids: list[int] = torch.randint(100, vocab, (head,), generator=gen).tolist()
     blocks = []
@@ -168,7 +166,9 @@ def make_prompt(
     return assemble(*make_blocks(gen, vocab, slots, passage, head))
 
 
-def presentations(gen: torch.Generator, blocks: Blocks, m: int) -> list[tuple[list[int], list[int]]]:
+def presentations(
+    gen: torch.Generator, blocks: Blocks, m: int
+) -> list[tuple[list[int], list[int]]]:
     """M shuffles of one prompt's passages: equal lengths, so one batch needs no padding."""
     head, passages = blocks
     out = []

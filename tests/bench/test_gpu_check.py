@@ -42,7 +42,7 @@ def test_gpu_check_runs_on_cpu_with_a_tiny_config(tmp_path: Path) -> None:
 
 
 def test_the_gpu_block_needs_its_files(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="gpu_check.sh"):
+    with pytest.raises(FileNotFoundError, match=r"gpu_check\.sh"):
         gpu_markdown(tmp_path)
 
 
