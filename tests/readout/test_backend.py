@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,13 +11,15 @@ import pytest
 import torch
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout import speed
 from presentation_dependence.readout.backend import (
-    CPU_DEFAULT_DTYPE,
     TransformersBackend,
     resolve_device,
     resolve_dtype,
 )
 from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder, get_template
+from presentation_dependence.readout.speed import cpu_default_dtype
+from presentation_dependence.training.model import TRAINING_CPU_DTYPE
 from tests.readout.conftest import QUERY, TEXTS
 
 logger = logging.getLogger(__name__)
@@ -112,10 +115,38 @@ def test_readout_is_at_the_position_before_the_grade(backend: TransformersBacken
 def test_dtype_and_device_resolution() -> None:
     cpu = torch.device("cpu")
     assert resolve_device("cpu") == cpu
-    assert resolve_dtype("auto", cpu) == getattr(torch, CPU_DEFAULT_DTYPE)
+    assert resolve_dtype("auto", cpu) == getattr(torch, cpu_default_dtype())
     assert resolve_dtype("auto", torch.device("cuda")) == torch.bfloat16
     assert resolve_dtype("float16", cpu) == torch.float16
     with pytest.raises(ConfigError, match="dtype"):
         resolve_dtype("fp8", cpu)
     with pytest.raises(ConfigError, match="device"):
         resolve_device("tpu")
+
+
+@pytest.mark.parametrize(
+    ("avx512_bf16", "amx", "expect"),
+    [(True, False, "bfloat16"), (False, True, "bfloat16"), (False, False, "float32")],
+)
+def test_auto_dtype_on_cpu_follows_native_bfloat16(
+    monkeypatch: pytest.MonkeyPatch, avx512_bf16: bool, amx: bool, expect: str
+) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    assert cpu_default_dtype() == expect
+    assert resolve_dtype("auto", torch.device("cpu")) == getattr(torch, expect)
+    assert resolve_dtype("bfloat16", torch.device("cpu")) == torch.bfloat16  # named: kept
+    # training's auto is the recipes' bfloat16 on every CPU (resumable with the same arithmetic)
+    cpu_auto = TRAINING_CPU_DTYPE
+    assert resolve_dtype("auto", torch.device("cpu"), cpu_auto=cpu_auto) == torch.bfloat16
+
+
+def test_native_bfloat16_falls_back_to_cpuinfo_flags(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported", raising=False)
+    info = tmp_path / "cpuinfo"
+    for flags, expect in (("fpu sse avx2 amx_bf16 amx_tile", True), ("fpu avx2 fma", False)):
+        info.write_text(f"processor\t: 0\nflags\t\t: {flags}\n", encoding="utf-8")
+        assert speed.cpu_has_native_bfloat16(info) is expect
+    assert speed.cpu_has_native_bfloat16(tmp_path / "absent") is False

@@ -38,10 +38,10 @@ from presentation_dependence.readout.speed import (
     DEFAULT_ATTN_IMPLEMENTATION,
     LayerCompiler,
     check_attn_implementation,
+    cpu_default_dtype,
 )
 
 __all__ = [
-    "CPU_DEFAULT_DTYPE",
     "DTYPES",
     "GPU_DEFAULT_DTYPE",
     "ForwardStats",
@@ -52,11 +52,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# ``dtype: auto`` on CPU, chosen from `poe bench` (docs/BENCHMARKS.md): on the embedded model
-# bfloat16 scored 2.0x the documents per second of float32 with expected grades within 0.06
-# (3 DL19 queries, B=20), and one-prompt-per-pass bfloat16 scoring is bitwise reproducible.
-# Padded batches in bfloat16 are not (up to 0.07 apart), hence batch_size 1 by default.
-CPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
+# ``dtype: auto`` on CPU is :func:`~presentation_dependence.readout.speed.cpu_default_dtype`
+# (bfloat16 where the processor has it natively, else float32). One-prompt-per-pass scoring is
+# bitwise reproducible in either; padded bfloat16 batches are not (up to 0.07 apart), hence
+# batch_size 1 by default.
 GPU_DEFAULT_DTYPE: Final[str] = "bfloat16"
 
 DTYPES: Final[dict[str, torch.dtype]] = {name: getattr(torch, name) for name in DTYPE_NAMES}
@@ -72,11 +71,13 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    """``auto`` -> bfloat16 on GPU, :data:`CPU_DEFAULT_DTYPE` on CPU."""
+def resolve_dtype(dtype: str, device: torch.device, *, cpu_auto: str | None = None) -> torch.dtype:
+    """``auto`` -> bfloat16 on GPU; on CPU ``cpu_auto`` when given, else bfloat16 where the
+    processor has it natively and float32 elsewhere (readout/speed.py)."""
     check_dtype(dtype)
     if dtype == "auto":
-        dtype = GPU_DEFAULT_DTYPE if device.type == "cuda" else CPU_DEFAULT_DTYPE
+        on_cpu = cpu_auto or cpu_default_dtype()
+        dtype = GPU_DEFAULT_DTYPE if device.type == "cuda" else on_cpu
     return DTYPES[dtype]
 
 

@@ -261,7 +261,7 @@ class TrainingConfig:
     student: dict[str, Any] = opt_factory(
         _default_grade_block,
         "the reranker block the student is trained as and served as (a GradeReranker family "
-        "class); its dtype is the training dtype (auto: bfloat16 on GPU, the CPU default on CPU)",
+        "class); its dtype is the training dtype (auto: bfloat16, on GPU and CPU)",
     )
     silver: SilverConfig = opt_factory(SilverConfig, "the silver labels")
     teacher_orders: int = opt(1, "T: labels = mean of the silver's first T teacher orders")

@@ -31,6 +31,7 @@ from presentation_dependence.training.collate import grade_token_ids
 from presentation_dependence.training.config import LoraOptions
 
 __all__ = [
+    "TRAINING_CPU_DTYPE",
     "Student",
     "StudentReadout",
     "TrainableBase",
@@ -41,6 +42,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# What ``dtype: auto`` trains in on CPU: bfloat16 on every processor, the dtype the studies'
+# recipes ran in, so a run resumes with the same arithmetic on any CPU (the readout's ``auto``
+# is a speed choice and is float32 where bfloat16 is not native: readout/speed.py). Name
+# ``float32`` in the student block to train faster on a CPU without native bfloat16.
+TRAINING_CPU_DTYPE = "bfloat16"
 
 
 @dataclass
@@ -140,7 +147,7 @@ def load_trainable(options: Any, lora: LoraOptions, *, seed: int, finetune: str)
     ``options.device`` says cpu."""
     peft = import_optional("peft", extra="train", purpose="training a LoRA adapter")
     device = resolve_device(options.device)
-    dtype = resolve_dtype(options.dtype, device)
+    dtype = resolve_dtype(options.dtype, device, cpu_auto=TRAINING_CPU_DTYPE)
     compiled = resolve_compile(getattr(options, "compile", False), device)
     resolved = resolve_model(options.model_name, options.revision)
     tokenizer, base = _load_base(options, resolved, dtype)

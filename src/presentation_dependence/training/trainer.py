@@ -25,8 +25,8 @@ folder (:mod:`.claim`).
 The Trainer runs on accelerate: ``accelerate launch scripts/train/train_student.py CONFIG``
 trains data-parallel on every visible GPU with no code change (each process takes its share
 of the queries; only the main process writes). On GPU the base runs in bfloat16 with autocast
-and gradient checkpointing; on CPU in the dtype the readout benchmark chose
-(``CPU_DEFAULT_DTYPE``), without autocast and without checkpointing, each set explicitly.
+and gradient checkpointing; on CPU in bfloat16 on every processor
+(``TRAINING_CPU_DTYPE``), without autocast and without checkpointing, each set explicitly.
 """
 
 from __future__ import annotations
