@@ -51,7 +51,10 @@ class ModelOptions:
     )
     revision: str | None = opt(None, "hub revision (commit, tag, branch); null = default")
     device: str = opt("auto", "auto, cpu, cuda or cuda:N")
-    dtype: str = opt("auto", "auto (GPU bfloat16; CPU bfloat16 where native, else float32), float32, bfloat16, float16")
+    dtype: str = opt(
+        "auto",
+        "auto (GPU bfloat16; CPU bfloat16 where native, else float32), float32, bfloat16, float16",
+    )
     trust_remote_code: bool = opt(False, "allow model code from the hub")
 
     def __post_init__(self) -> None:
