@@ -1,6 +1,8 @@
 """Issue 38 (6): the first presentation a fresh process scores equals the same presentation
-scored again after other passes, and the first pass of another fresh process (multi-threaded,
-bfloat16: the settings where a first-call kernel or thread-pool choice could round differently).
+scored again after other passes, and the first pass of another fresh process (multi-threaded, in
+the dtype ``auto`` scores in on this CPU: bfloat16 where the processor has it natively, the
+setting where a first-call kernel or thread-pool choice could round differently; float32 on a
+CPU that only emulates bfloat16, where a bfloat16 pass is several times slower).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from presentation_dependence.readout.speed import cpu_default_dtype
+
 REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
@@ -24,11 +28,11 @@ from presentation_dependence.presentations import draw_presentations, score_pres
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.rerankers.base import RERANKERS
 
-model, threads = sys.argv[1], int(sys.argv[2])
+model, threads, dtype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 torch.set_num_threads(threads)
 req = read_fixture("fixtures/noveleval/noveleval.jsonl")[0][0]
 cands = req.candidates[:20]
-raw = {"model_name": model, "dtype": "bfloat16", "chunk_size": 20, "device": "cpu",
+raw = {"model_name": model, "dtype": dtype, "chunk_size": 20, "device": "cpu",
        "max_passage_chars": 600}
 opts = build_dataclass(RERANKERS.get("GradeReranker").config_cls, raw)
 rr = build_reranker("GradeReranker", opts)
@@ -45,7 +49,7 @@ print(json.dumps({"threads": torch.get_num_threads(),
 def _fresh_process(model: str, threads: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, model, str(threads)],
+        [sys.executable, "-c", SCRIPT, model, str(threads), cpu_default_dtype()],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -11,7 +11,11 @@ from presentation_dependence.data import load_dataset
 from presentation_dependence.errors import PresdepError
 from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.robustness.runner import PSIRunner
-from presentation_dependence.robustness.verify import CROSS_PROCESSOR_TOLERANCE, rescore
+from presentation_dependence.robustness.verify import (
+    CROSS_PROCESSOR_TOLERANCE,
+    archive_dtype,
+    rescore,
+)
 from tests.robustness.test_runner import make_fixture, write_config
 
 
@@ -58,3 +62,14 @@ def test_other_candidates_are_refused(psi_run):
     swapped = type(req)(req.query, (req.candidates[1], req.candidates[0], *req.candidates[2:]))
     with pytest.raises(PresdepError, match="candidates differ"):
         rescore(_reranker(cfg), run, [swapped])
+
+
+def test_the_archive_dtype_is_read_from_its_provenance(psi_run):
+    cfg, run = psi_run
+    assert archive_dtype(run) == _reranker(cfg).describe()["dtype"]
+
+
+def test_an_archive_without_a_psi_dtype_is_refused(tmp_path):
+    (tmp_path / "provenance.json").write_text('{"invocations": [{"phase": "run"}]}')
+    with pytest.raises(PresdepError, match="expected one dtype"):
+        archive_dtype(tmp_path)

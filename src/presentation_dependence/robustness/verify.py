@@ -6,7 +6,9 @@ scores the first ``queries`` queries under their first ``presentations`` shuffle
 reranker and compares score by score. On the processor kind that made the archive (the
 ``cpu`` of its ``unit_costs.jsonl`` lines) the readout repeats bit for bit, so the check
 demands equality there; elsewhere bfloat16 kernels differ (docs/studies/judge-study.md's cross-machine
-reruns), and the check allows ``tolerance`` on every expected grade.
+reruns), and the check allows ``tolerance`` on every expected grade. A shipped student is
+re-scored in the dtype its archive ran in (:func:`archive_dtype`), not in this machine's
+``dtype: auto`` (float32 on a CPU without native bfloat16, readout/speed.py).
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from presentation_dependence.rerankers.base import Reranker
 from presentation_dependence.rerankers.students import shipped_student
 from presentation_dependence.robustness.store import columnar_docids, load_columnar
 from presentation_dependence.runners.costs import unit_processors
+from presentation_dependence.runners.readback import read_provenance
 
 __all__ = ["CROSS_PROCESSOR_TOLERANCE", "ArchiveCheck", "Rescore", "load_checks", "rescore"]
-__all__ += ["run_check"]
+__all__ += ["archive_dtype", "run_check"]
 
 # The largest |ΔE[g]| accepted on another processor kind: bfloat16 readouts of the embedded
 # model moved expected grades by up to 0.05 between fp32 and bf16 (docs/MACHINE-NOTES of the
@@ -155,12 +158,30 @@ def load_checks(path: str | Path) -> list[ArchiveCheck]:
     ).checks
 
 
+def archive_dtype(archive: str | Path) -> str:
+    """The dtype the reranker of ``archive``'s PSI phase resolved to (its ``provenance.json``)."""
+    found = {
+        str(inv["reranker"]["dtype"])
+        for inv in read_provenance(archive).invocations
+        if inv.get("phase") == "psi"
+        and isinstance(inv.get("reranker"), dict)
+        and "dtype" in inv["reranker"]
+    }
+    if len(found) != 1:
+        raise PresdepError(
+            f"{archive}/provenance.json: expected one dtype of the psi phase's reranker, found "
+            f"{sorted(found) or 'none'}; re-archive the run folder with `presdep study archive`"
+        )
+    return found.pop()
+
+
 def run_check(check: ArchiveCheck, root: str | Path = ".") -> Rescore:
-    """Re-score ``check``'s archive with its shipped student."""
+    """Re-score ``check``'s archive with its shipped student, in the archive's dtype."""
     requests = load_dataset(check.data).requests
+    archive = Path(root) / check.archive
     return rescore(
-        shipped_student(check.student),
-        Path(root) / check.archive,
+        shipped_student(check.student, dtype=archive_dtype(archive)),
+        archive,
         requests,
         queries=check.queries,
         presentations=check.presentations,
