@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from presentation_dependence.seeding import named_rng
 __all__ = [
     "NULL",
     "PERTURBATIONS",
+    "BatchRanker",
     "PerturbationContext",
     "PresentationScores",
     "Ranker",
@@ -51,6 +52,16 @@ class Ranker(Protocol):
 
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         """Score ``candidates`` for ``query``; return every candidate, input order kept."""
+        ...
+
+
+@runtime_checkable
+class BatchRanker(Ranker, Protocol):
+    """A ranker that scores several presentations of one query in one call (sharing forward
+    passes where it can): :func:`score_presentations` uses ``rank_batch`` where it exists."""
+
+    def rank_batch(self, query: Query, lists: Sequence[Sequence[Candidate]]) -> list[RankResult]:
+        """``rank(query, lists[k])`` for every k, in order."""
         ...
 
 
@@ -199,6 +210,31 @@ def _broken(reranker: Ranker, query: Query, problem: str) -> RerankerContractErr
     )
 
 
+def _shown(
+    candidates: Sequence[Candidate], perm: Sequence[int] | np.ndarray, renumber_ranks: bool
+) -> list[Candidate]:
+    shown = [candidates[int(i)] for i in perm]
+    if renumber_ranks:
+        shown = [replace(c, rank=j + 1) for j, c in enumerate(shown)]
+    return shown
+
+
+def _checked(
+    reranker: Ranker, query: Query, shown: Sequence[Candidate], res: RankResult
+) -> RankResult:
+    got = [it.candidate.docid for it in res.items]
+    if got != [c.docid for c in shown]:
+        raise _broken(
+            reranker,
+            query,
+            f"must return the {len(shown)} candidates it was given, in the given order "
+            f"({[c.docid for c in shown][:3]}...), got {len(got)} ({got[:3]}...)",
+        )
+    if not all(math.isfinite(it.score) for it in res.items):
+        raise _broken(reranker, query, "returned non-finite scores")
+    return res
+
+
 def score_presentation(
     reranker: Ranker,
     query: Query,
@@ -211,21 +247,18 @@ def score_presentation(
     its contract checked: every candidate back, in the presented order, with a finite score.
     ``renumber_ranks`` gives the presented list first-stage ranks 1..n in slot order, for lists
     without a first stage of their own (judge responses), so score ties resolve by slot."""
-    shown = [candidates[int(i)] for i in perm]
-    if renumber_ranks:
-        shown = [replace(c, rank=j + 1) for j, c in enumerate(shown)]
-    res = reranker.rank(query, shown)
-    got = [it.candidate.docid for it in res.items]
-    if got != [c.docid for c in shown]:
-        raise _broken(
-            reranker,
-            query,
-            f"must return the {len(shown)} candidates it was given, in the given order "
-            f"({[c.docid for c in shown][:3]}...), got {len(got)} ({got[:3]}...)",
-        )
-    if not all(math.isfinite(it.score) for it in res.items):
-        raise _broken(reranker, query, "returned non-finite scores")
-    return res
+    shown = _shown(candidates, perm, renumber_ranks)
+    return _checked(reranker, query, shown, reranker.rank(query, shown))
+
+
+def _rank_all(reranker: Ranker, query: Query, lists: list[list[Candidate]]) -> list[RankResult]:
+    """Every presented list ranked: in one ``rank_batch`` call where the ranker has one."""
+    if not isinstance(reranker, BatchRanker):
+        return [reranker.rank(query, shown) for shown in lists]
+    results = reranker.rank_batch(query, lists)
+    if len(results) != len(lists):
+        raise _broken(reranker, query, f"returned {len(results)} results for {len(lists)} lists")
+    return results
 
 
 @dataclass(frozen=True)
@@ -263,9 +296,10 @@ def score_presentations(
     perm_arr = np.asarray(perms, dtype=np.int64).reshape(len(perms), n)
     if not (np.sort(perm_arr, axis=1) == np.arange(n)).all():
         raise ValueError(f"every row of perms must be a permutation of {n} candidates")
+    lists = [_shown(candidates, p, renumber_ranks) for p in perm_arr]
     results = [
-        score_presentation(reranker, query, candidates, p, renumber_ranks=renumber_ranks)
-        for p in perm_arr
+        _checked(reranker, query, shown, res)
+        for shown, res in zip(lists, _rank_all(reranker, query, lists), strict=True)
     ]
     order = np.argsort(perm_arr, axis=1)  # presented position of each input candidate
 

@@ -11,6 +11,11 @@ import pytest
 
 from presentation_dependence.errors import ConfigError, RegistryError
 from presentation_dependence.models.embedded import resolve_model
+from presentation_dependence.presentations import (
+    BatchRanker,
+    draw_presentations,
+    score_presentations,
+)
 from presentation_dependence.readout.prompt import GradeLabelTokenizationError
 from presentation_dependence.records import Candidate, Query, RankResult
 from presentation_dependence.rerankers import RERANKERS, Paradigm, build_reranker
@@ -85,6 +90,8 @@ def test_registered_and_cheap_to_construct() -> None:
         ({"grade_labels": ("0", "1", "2")}, "4 levels"),
         ({"grade_labels": ("0", "1", "1", "3")}, "distinct"),
         ({"one_at_a_time": "yes"}, "one_at_a_time"),
+        ({"presentation_batch": 0}, "presentation_batch"),
+        ({"presentation_batch": 4, "one_at_a_time": True}, "set one of them"),
     ],
 )
 def test_options_are_validated(kw: dict[str, object], match: str) -> None:
@@ -230,3 +237,26 @@ def test_sequential_placement_is_the_default_and_unchanged(tiny: str) -> None:
     assert [it.slot for it in seq.items] == [i % 20 + 1 for i in range(45)]
     with pytest.raises(ConfigError, match="placement"):
         GradeRerankerOptions(placement="interleaved")  # type: ignore[arg-type]
+
+
+def test_presentations_batched_by_length_score_as_one_a_pass(tiny: str) -> None:
+    """issue 39: the shuffles of one list share passes where their prompts have one length,
+    unpadded, and every score, slot and grade distribution is the one-a-pass value, bit for bit
+    (CPU, float32); prompts of other lengths run alone; the total cost is unchanged in tokens."""
+    cands = candidates(20, seed=3)  # one chunk a presentation: mostly one token length
+    perms = draw_presentations("random_shuffle", len(cands), 7, 0, QUERY.qid)
+    alone = score_presentations(GradeReranker(opts(tiny)), QUERY, cands, perms)
+    batched_rr = GradeReranker(opts(tiny, presentation_batch=4))
+    assert isinstance(batched_rr, BatchRanker)
+    together = score_presentations(batched_rr, QUERY, cands, perms)
+    assert np.array_equal(alone.scores, together.scores)
+    assert np.array_equal(alone.grade_probs, together.grade_probs)
+    assert np.array_equal(alone.slots, together.slots)
+    assert np.array_equal(alone.prompt_tokens, together.prompt_tokens)
+    lengths = [
+        len(p.input_ids)
+        for perm in perms
+        for p in batched_rr._prompts(QUERY, [cands[i] for i in perm])[1]
+    ]
+    shared = sum(-(-lengths.count(n) // 4) for n in set(lengths))  # passes with max 4 a pass
+    assert together.forward_passes.sum() == shared < alone.forward_passes.sum() == len(lengths)

@@ -225,6 +225,39 @@ class TransformersBackend:
         stats.seconds = time.perf_counter() - t_all
         return out, stats
 
+    def grade_probs_equal_lengths(
+        self,
+        prompts: Sequence[BuiltPrompt],
+        grade_token_ids: Sequence[int],
+        *,
+        max_batch: int,
+        num_threads: int | None = None,
+        compile: bool = False,
+    ) -> tuple[list[np.ndarray], list[ForwardStats]]:
+        """P(g) of every prompt, as :meth:`grade_probs`, with prompts of equal token length
+        sharing a pass (up to ``max_batch``, in input order): no padding, so each row sees what
+        it sees alone. Returns the arrays in input order and, per prompt, the stats of the pass
+        it opened (an empty :class:`ForwardStats` for one that joined an earlier prompt's pass)."""
+        by_length: dict[int, list[int]] = {}
+        for i, p in enumerate(prompts):
+            by_length.setdefault(len(p.input_ids), []).append(i)
+        out: list[np.ndarray | None] = [None] * len(prompts)
+        stats = [ForwardStats() for _ in prompts]
+        for idx in by_length.values():
+            for start in range(0, len(idx), max(1, max_batch)):
+                part = idx[start : start + max(1, max_batch)]
+                probs, st = self.grade_probs(
+                    [prompts[i] for i in part],
+                    grade_token_ids,
+                    batch_size=len(part),
+                    num_threads=num_threads,
+                    compile=compile,
+                )
+                stats[part[0]] = st
+                for i, pr in zip(part, probs, strict=True):
+                    out[i] = pr
+        return [o for o in out if o is not None], stats
+
     @torch.inference_mode()
     def _forward(
         self, batch: Sequence[BuiltPrompt], grade_token_ids: Sequence[int], stats: ForwardStats

@@ -80,8 +80,19 @@ class ThreadedModelOptions(ModelOptions):
 class BatchedModelOptions(ThreadedModelOptions):
     batch_size: int = opt(1, "prompts per forward pass (left-padded)")
     one_at_a_time: bool = opt(False, "run prompts singly: bit-reproducible, no padding")
+    presentation_batch: int = opt(
+        1,
+        "scoring one list under several presentations (PSI): run up to this many prompts of "
+        "equal token length in one pass, unpadded (scores as one a pass where measured: "
+        "docs/BENCHMARKS.md); prompts of other lengths run alone. 1 = one prompt a pass",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_counts(self, "batch_size")
+        check_counts(self, "batch_size", "presentation_batch")
+        if self.one_at_a_time and self.presentation_batch > 1:
+            raise ConfigError(
+                "one_at_a_time: true runs every prompt alone, presentation_batch: "
+                f"{self.presentation_batch} shares passes between presentations; set one of them"
+            )
         _check_flag(self, "one_at_a_time")

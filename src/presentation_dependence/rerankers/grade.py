@@ -27,7 +27,7 @@ import numpy as np
 from presentation_dependence.fields import checked_options
 from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.readout.adapter import adapter_sha256, attach_adapter
-from presentation_dependence.readout.prompt import PromptBuilder, get_template
+from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder, get_template
 from presentation_dependence.readout.speed import (
     resolve_compile,
 )
@@ -215,16 +215,47 @@ class GradeReranker:
             return [list(range(k, n, c)) for k in range(c)]
         return [list(range(i, min(i + b, n))) for i in range(0, n, b)]
 
+    def _details(self) -> dict[str, Any]:
+        return {"template": self.options.template, "batch_mode": self.batch_mode}
+
+    def _prompts(
+        self, query: Query, candidates: Sequence[Candidate]
+    ) -> tuple[list[list[int]], list[BuiltPrompt]]:
+        """The chunks of ``candidates`` (input positions per prompt) and their prompts."""
+        _, builder = self._ensure_loaded()
+        groups = self._chunk_indices(len(candidates))
+        prompts = [builder.build(query.text, [candidates[i].text for i in g]) for g in groups]
+        return groups, prompts
+
+    def _result(
+        self,
+        query: Query,
+        candidates: Sequence[Candidate],
+        groups: Sequence[Sequence[int]],
+        prompts: Sequence[BuiltPrompt],
+        probs: Sequence[np.ndarray],
+        cost: Cost,
+        **more: Any,
+    ) -> RankResult:
+        template = get_template(self.options.template)
+        details = {
+            **self._details(),
+            "template": template.template_id,
+            "chunks": len(groups),
+            "token_truncated_passages": sum(pr.token_truncated for pr in prompts),
+            **more,
+        }
+        return readout_result(
+            query, candidates, groups, probs, template.num_grades, details=details, cost=cost
+        )
+
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.options
-        template = get_template(opts.template)
-        details: dict[str, Any] = {"template": template.template_id, "batch_mode": self.batch_mode}
         if not candidates:
+            details = {**self._details(), "template": get_template(opts.template).template_id}
             return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
         backend, builder = self._ensure_loaded()
-        groups = self._chunk_indices(len(candidates))
-        chunks = [[candidates[i] for i in group] for group in groups]
-        prompts = [builder.build(query.text, [c.text for c in chunk]) for chunk in chunks]
+        groups, prompts = self._prompts(query, candidates)
         probs, stats = backend.grade_probs(
             prompts,
             builder.grade_token_ids,
@@ -233,23 +264,54 @@ class GradeReranker:
             num_threads=opts.num_threads,
             compile=self._compiled(backend),
         )
-        details.update(
-            chunks=len(chunks),
-            token_truncated_passages=sum(pr.token_truncated for pr in prompts),
-        )
         logger.debug(
             "query %s: %d candidates, %d chunks, %d passes, %d tokens, %.2f s",
             query.qid,
             len(candidates),
-            len(chunks),
+            len(groups),
             stats.forward_passes,
             stats.prompt_tokens,
             stats.seconds,
         )
         cost = Cost(stats.forward_passes, stats.prompt_tokens)
-        return readout_result(
-            query, candidates, groups, probs, template.num_grades, details=details, cost=cost
+        return self._result(query, candidates, groups, prompts, probs, cost)
+
+    def rank_batch(self, query: Query, lists: Sequence[Sequence[Candidate]]) -> list[RankResult]:
+        """:meth:`rank` of each list (the presentations of one query). With
+        ``presentation_batch`` > 1, prompts of equal token length share a forward pass, unpadded
+        (``TransformersBackend.grade_probs_equal_lengths``); a shared pass is counted in the
+        cost of the presentation whose prompt opened it, its tokens where they were read."""
+        opts = self.options
+        if opts.presentation_batch <= 1 or not all(lists):
+            return [self.rank(query, c) for c in lists]
+        backend, builder = self._ensure_loaded()
+        plans = [self._prompts(query, c) for c in lists]
+        flat = [pr for _, prompts in plans for pr in prompts]
+        probs, stats = backend.grade_probs_equal_lengths(
+            flat,
+            builder.grade_token_ids,
+            max_batch=opts.presentation_batch,
+            num_threads=opts.num_threads,
+            compile=self._compiled(backend),
         )
+        out, at = [], 0
+        for cands, (groups, prompts) in zip(lists, plans, strict=True):
+            k = len(prompts)
+            passes = sum(st.forward_passes for st in stats[at : at + k])
+            cost = Cost(passes, sum(len(pr.input_ids) for pr in prompts))
+            out.append(
+                self._result(
+                    query,
+                    cands,
+                    groups,
+                    prompts,
+                    probs[at : at + k],
+                    cost,
+                    presentation_batch=opts.presentation_batch,
+                )
+            )
+            at += k
+        return out
 
     def describe(self) -> dict[str, Any]:
         """Provenance: loads the model (once) so the resolved path and revision are exact."""
