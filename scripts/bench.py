@@ -27,6 +27,7 @@ import torch
 from presdep_tools.bench.gpu import GPU_BLOCK, gpu_markdown
 from presdep_tools.bench.readout import run_readout_benchmark
 from presdep_tools.bench.report import full_markdown
+from presdep_tools.bench.study_steps import psi_step_benchmark
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
@@ -62,6 +63,9 @@ def make_parser() -> argparse.ArgumentParser:
         "--skip-training", action="store_true", help="skip the OC-SFT vs single-view step benchmark"
     )
     p.add_argument("--skip-speed", action="store_true", help="skip the speed-lever table")
+    p.add_argument(
+        "--skip-psi-step", action="store_true", help="skip one query's PSI, one a pass vs batched"
+    )
     p.add_argument(
         "--conditions",
         default="",
@@ -129,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from presdep_tools.bench.training import training_step_benchmark
 
         training = training_step_benchmark(args.model, num_threads=args.threads)
+    psi_step = None if args.skip_psi_step else psi_step_benchmark(requests, model_name=args.model)
     results = {
         "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
@@ -140,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "speed": speed,
         "generative_listwise": generative,
         "training": training,
+        "psi_step": psi_step,
         "conditions": args.conditions,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")

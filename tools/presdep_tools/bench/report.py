@@ -12,6 +12,7 @@ __all__ = [
     "benchmarks_markdown",
     "full_markdown",
     "profile_table",
+    "psi_step_markdown",
     "speed_markdown",
     "training_benchmark_markdown",
 ]
@@ -246,6 +247,8 @@ def full_markdown(results: dict[str, Any]) -> str:
     )
     if results.get("training") is not None:
         text += "\n" + training_benchmark_markdown(results["training"])
+    if results.get("psi_step") is not None:
+        text += "\n" + psi_step_markdown(results["psi_step"])
     conditions = results.get("conditions") or "Not stated (--conditions)."
     return text + f"\n## Conditions of this run\n\n{conditions}\n"
 
@@ -352,4 +355,39 @@ def _cpu(part: dict[str, Any]) -> str:
         f"user {part['user_seconds_per_step']:.2f} s, system "
         f"{part['system_seconds_per_step']:.2f} s, "
         f"{part['minor_faults_per_step']:,.0f} minor page faults per step"
+    )
+
+
+def psi_step_markdown(r: dict[str, Any]) -> str:
+    """The study-step row (tools/presdep_tools/bench/study_steps.py): one query's PSI."""
+    rows = [
+        [
+            name,
+            f"{part['wall_seconds']:.1f}",
+            f"{part['cpu_seconds']:.1f}",
+            str(part["forward_passes"]),
+            f"{part['prompt_tokens']:,}",
+        ]
+        for name, part in (
+            ("one prompt a pass (the studies' path)", r["one_a_pass"]),
+            (f"presentation_batch {r['presentation_batch']}", r["batched"]),
+        )
+    ]
+    head = ["path", "wall s", "CPU s", "forward passes", "prompt tokens"]
+    return "\n".join(
+        [
+            "## A study step end to end: one query's PSI",
+            "",
+            f"DL19 query {r['qid']}, BM25 top-20, the interleaved readout at B = 20 (passages cut "
+            f"to 300 characters), {r['shuffles']} shuffles + the given order + "
+            f"{r['null_repeats']} repeats ({r['presentations']} presentations), {r['dtype']}, "
+            f"{r['threads']} thread(s), as `configs/experiments/psi-dl19-interleaved.yaml` "
+            "scores every query; both paths in one process after a warm-up.",
+            "",
+            *markdown_table(head, rows),
+            "",
+            f"Batched over one a pass: **{r['wall_ratio']:.2f}×** wall, {r['cpu_ratio']:.2f}× CPU; "
+            f"max |Δscore| {r['max_abs_score_diff']:.3g}.",
+            "",
+        ]
     )
