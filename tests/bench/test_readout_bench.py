@@ -41,6 +41,9 @@ def test_benchmark_end_to_end_on_tiny_model(tiny_model):
     assert d["listwise_over_pointwise_docs_per_second"] > 0
     assert 0 < d["forward"]["achieved_flops"] <= d["forward"]["achieved_flops_with_attention"]
     assert d["forward"]["max_score_diff_batched_vs_one_at_a_time"] < 1e-4
+    o = d["rank_vs_forward"]
+    assert len(o["rank_seconds"]) == len(o["forward_seconds"]) == o["reps"] == 3
+    assert o["rank_over_forward_best"] > 0 and o["prompt_build_seconds"] >= 0
     md = benchmarks_markdown(
         {
             "readout": {**res, "by_dtype": {"float32": d}},
@@ -51,3 +54,4 @@ def test_benchmark_end_to_end_on_tiny_model(tiny_model):
         }
     )
     assert "| float32 |" in md and "listwise ÷ pointwise" in md
+    assert "Overhead outside the forward pass (float32)" in md

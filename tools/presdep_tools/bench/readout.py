@@ -29,7 +29,7 @@ from presentation_dependence.rerankers.grade import (
     PointwiseGradeReranker,
 )
 
-__all__ = ["matmul_flops", "non_embedding_parameters", "run_readout_benchmark"]
+__all__ = ["matmul_flops", "non_embedding_parameters", "rank_vs_forward", "run_readout_benchmark"]
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,42 @@ def _forward_rate(reranker: GradeReranker, requests: Sequence[RerankRequest]) ->
     }
 
 
+def rank_vs_forward(
+    reranker: GradeReranker, requests: Sequence[RerankRequest], reps: int = 3
+) -> dict[str, Any]:
+    """``rank()`` end to end against the forward passes alone on the same prompts, alternated
+    ``reps`` times in one process (issue 39: is there overhead outside the forward pass?)."""
+    backend, builder = reranker._ensure_loaded()
+    b = reranker.options.chunk_size
+    rank_s, forward_s = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for r in requests:
+            reranker.rank(r.query, r.candidates)
+        rank_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        prompts = [
+            builder.build(r.query.text, [c.text for c in r.candidates[i : i + b]])
+            for r in requests
+            for i in range(0, len(r.candidates), b)
+        ]
+        build = time.perf_counter() - t0
+        _, stats = backend.grade_probs(
+            prompts,
+            builder.grade_token_ids,
+            one_at_a_time=True,
+            compile=reranker._compiled(backend),
+        )
+        forward_s.append(stats.seconds)
+    return {
+        "reps": reps,
+        "rank_seconds": rank_s,
+        "forward_seconds": forward_s,
+        "prompt_build_seconds": build,
+        "rank_over_forward_best": min(rank_s) / min(forward_s),
+    }
+
+
 def run_readout_benchmark(
     requests: Sequence[RerankRequest],
     *,
@@ -191,7 +227,10 @@ def _dtype_benchmark(
     pw = _time_rank(pointwise, requests)
     log.info("[%s] forward-only FLOP/s", dtype)
     fw = _forward_rate(listwise, requests)
+    log.info("[%s] rank() vs forward alone, alternated", dtype)
+    overhead = rank_vs_forward(listwise, requests)
     result = {
+        "rank_vs_forward": overhead,
         "matmul_flops": mm,
         "listwise": lw,
         "pointwise": pw,

@@ -68,6 +68,27 @@ def _lever_table(levers: Sequence[dict[str, Any]]) -> list[str]:
     return markdown_table(head, rows)
 
 
+def _overhead_lines(by_dtype: dict[str, Any]) -> list[str]:
+    """rank() against the forward passes alone, alternated in one process (issue 39)."""
+    out = []
+    for dt, d in by_dtype.items():
+        o = d.get("rank_vs_forward")
+        if o is None:
+            continue
+        runs = ", ".join(
+            f"{a:.2f}/{b:.2f}" for a, b in zip(o["rank_seconds"], o["forward_seconds"], strict=True)
+        )
+        out += [
+            "",
+            f"Overhead outside the forward pass ({dt}): `rank()` end to end against the forward "
+            f"passes alone on the same prompts, alternated {o['reps']} times (seconds, rank/forward: "
+            f"{runs}); best against best **{o['rank_over_forward_best']:.2f}×**, prompt building "
+            f"{o['prompt_build_seconds']:.3f} s. The tables of one run can still disagree where "
+            "one times a single pass and another the best of several on this noisy machine.",
+        ]
+    return out
+
+
 def benchmarks_markdown(res: dict[str, Any]) -> str:
     r = res["readout"]
     lines = [
@@ -113,6 +134,7 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         )
         + ".",
     ]
+    lines += _overhead_lines(r["by_dtype"])
     if "max_score_diff_bfloat16_vs_float32" in r:
         fp = r["by_dtype"]["float32"]["listwise"]["seconds"]
         bf = r["by_dtype"]["bfloat16"]["listwise"]["seconds"]
