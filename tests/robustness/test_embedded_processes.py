@@ -1,4 +1,5 @@
-"""Issue 38 (6): on the embedded model on CPU (bfloat16, the default thread count), two fresh
+"""Issue 38 (6): on the embedded model on CPU (``dtype: auto``: bfloat16 where the processor has
+it natively, else float32; the default thread count), two fresh
 processes and a PSI run killed part-way and resumed store byte-identical scores, the first
 query's first presentation (the first pass of each process) included."""
 
