@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,16 +58,16 @@ def psi_step_benchmark(
             np.tile(np.arange(n), (null_repeats + 1, 1)),  # the given order and its repeats
         ]
     )
-    base = {
-        "model_name": model_name,
-        "template": "interleaved_grade_v1",
-        "chunk_size": 20,
-        "max_passage_chars": max_passage_chars,
-        "dtype": dtype,
-        "num_threads": threads,
-    }
-    alone = GradeReranker(GradeRerankerOptions(**base))
-    batched = GradeReranker(GradeRerankerOptions(**base, presentation_batch=presentation_batch))
+    opts = GradeRerankerOptions(
+        model_name=model_name,
+        template="interleaved_grade_v1",
+        chunk_size=20,
+        max_passage_chars=max_passage_chars,
+        dtype=dtype,
+        num_threads=threads,
+    )
+    alone = GradeReranker(opts)
+    batched = GradeReranker(replace(opts, presentation_batch=presentation_batch))
     before = torch.get_num_threads()
     try:
         _timed(alone, req, perms[:1])  # load and warm both (one model in memory each)
