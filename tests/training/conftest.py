@@ -19,6 +19,8 @@ from presentation_dependence.training.silver import SilverSet, generate_silver, 
 
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 PASSAGE_CHARS = 120
+# LoRA on every linear layer of the tiny model (attention and MLP): the runs that must learn.
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 OFFSETS = {"q1": -0.01, "q2": 0.0, "q3": 0.01}

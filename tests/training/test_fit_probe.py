@@ -17,6 +17,7 @@ from presentation_dependence.training.fit_probe import (
     load_ladder,
     run_probe,
 )
+from tests.training.conftest import ALL_LINEAR
 
 ROOT = Path(__file__).resolve().parents[2]
 NOVELEVAL = str(ROOT / "fixtures" / "noveleval" / "noveleval.jsonl")
@@ -33,15 +34,7 @@ def probe(tiny_model: str, name: str, **kw: object) -> ProbeConfig:
         "model_name": tiny_model,
         "dtype": "float32",
         "r": 8,
-        "target_modules": [
-            "q_proj",
-            "k_proj",
-            "v_proj",
-            "o_proj",
-            "gate_proj",
-            "up_proj",
-            "down_proj",
-        ],
+        "target_modules": list(ALL_LINEAR),
         "learning_rate": 1e-2,
         "eval_every": 20,
         "steps": 40,

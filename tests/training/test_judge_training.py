@@ -35,6 +35,7 @@ from presentation_dependence.training.judge_model import load_judge_model, verdi
 from presentation_dependence.training.judge_trainer import train_judge
 from presentation_dependence.training.loss import verdict_loss
 from presentation_dependence.training.resume import CHECKPOINTS
+from tests.training.conftest import ALL_LINEAR
 
 ROOT = Path(__file__).resolve().parents[2]
 KILL = Path(__file__).with_name("kill_judge_run.py")
@@ -167,15 +168,7 @@ def test_a_judge_learns_labels_that_follow_one_content(tiny_model: str, tmp_path
     raw["lora"] = {
         "r": 8,
         "alpha": 16,
-        "target_modules": [
-            "q_proj",
-            "k_proj",
-            "v_proj",
-            "o_proj",
-            "gate_proj",
-            "up_proj",
-            "down_proj",
-        ],
+        "target_modules": list(ALL_LINEAR),
     }
     cfg = judge_training_config_from_raw(raw, "learn")
     before = accuracy(tiny_model, items, None)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from presentation_dependence.cli.common import EXIT_OK, Subparsers, add_config, command, log
+from presentation_dependence.cli.training import train_command
 from presentation_dependence.errors import ConfigError
 
 __all__ = ["register"]
@@ -119,11 +120,4 @@ def _cmd_train_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.judge_trainer import train_judge
 
     cfg = load_judge_training_config(args.config, args.override or ())
-    if args.pause_at is not None and args.pause_at < 1:
-        raise ConfigError(f"--pause-at {args.pause_at}: expected a step >= 1")
-    outcome = train_judge(
-        cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait
-    )
-    if outcome.is_main_process:
-        sys.stdout.write(f"{outcome.adapter_dir}\n")
-    return EXIT_OK
+    return train_command(train_judge, cfg, args, argv)

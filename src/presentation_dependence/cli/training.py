@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from presentation_dependence.cli.common import (
     EXIT_OK,
@@ -29,7 +29,7 @@ from presentation_dependence.errors import ConfigError
 if TYPE_CHECKING:
     from presentation_dependence.training.config import TrainingConfig
 
-__all__ = ["chosen_lambda", "register"]
+__all__ = ["chosen_lambda", "register", "train_command"]
 
 _TRAINING_CONFIG = "a training config (configs/self-distill/<variant>.yaml, configs/study/...)"
 
@@ -154,12 +154,18 @@ def _cmd_train(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.trainer import train_student
 
     extra = [f"lambda_={chosen_lambda(args.lambda_from)}"] if args.lambda_from else []
-    cfg = _training_config(args, extra)
+    return train_command(train_student, _training_config(args, extra), args, argv)
+
+
+def train_command(
+    train: Callable[..., Any], cfg: Any, args: argparse.Namespace, argv: Sequence[str]
+) -> int:
+    """``train(cfg)`` (a student's ``train_student`` or a judge's ``train_judge``) with the
+    command's ``--restart``, ``--pause-at`` and ``--wait``; prints the adapter folder (main
+    process)."""
     if args.pause_at is not None and args.pause_at < 1:
         raise ConfigError(f"--pause-at {args.pause_at}: expected a step >= 1")
-    outcome = train_student(
-        cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait
-    )
+    outcome = train(cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait)
     if outcome.is_main_process:
         sys.stdout.write(f"{outcome.adapter_dir}\n")
     return EXIT_OK

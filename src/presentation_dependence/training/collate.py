@@ -21,17 +21,29 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.readout.prompt import BuiltPrompt, PromptBuilder
+from presentation_dependence.readout.prompt import PromptBuilder
 from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.debias import balanced_views
 from presentation_dependence.training.silver import SilverQuery
 
-__all__ = ["ReadoutCollator", "SilverDataset", "TrainExample", "draw_views", "grade_token_ids"]
+__all__ = [
+    "ReadoutCollator",
+    "SilverDataset",
+    "TrainExample",
+    "ViewsDataset",
+    "distinct_views",
+    "draw_views",
+    "grade_token_ids",
+    "left_pad",
+]
+
+E = TypeVar("E")
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,21 @@ def draw_views(
     return np.asarray(views, dtype=np.int64)
 
 
-class SilverDataset(torch.utils.data.Dataset[TrainExample]):
+class ViewsDataset(torch.utils.data.Dataset[E]):
+    """Training examples, each shown in ``views`` seeded views that depend on the epoch (map-style;
+    :class:`~.readout_trainer.EpochViews` calls :meth:`set_epoch`): a student's
+    (:class:`SilverDataset`) or a trained judge's (:class:`~.judge_data.JudgeDataset`)."""
+
+    def __init__(self, *, views: int, seed: int) -> None:
+        self.views = views
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+
+class SilverDataset(ViewsDataset[TrainExample]):
     """Silver queries as training examples (map-style; views depend on the epoch)."""
 
     def __init__(
@@ -81,12 +107,10 @@ class SilverDataset(torch.utils.data.Dataset[TrainExample]):
         seed: int = 0,
         max_candidates: int | None = None,
     ) -> None:
+        super().__init__(views=views, seed=seed)
         self.queries = list(queries)
         self.teacher_orders = teacher_orders
-        self.views = views
         self.view_orders = view_orders
-        self.seed = seed
-        self.epoch = 0
         for q in self.queries:
             q.labels(teacher_orders)  # raises when the silver has too few orders
             if max_candidates is not None and len(q.candidates) > max_candidates:
@@ -97,9 +121,6 @@ class SilverDataset(torch.utils.data.Dataset[TrainExample]):
                 )
             if not q.candidates:
                 raise ConfigError(f"silver query {q.key} has no candidates")
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = int(epoch)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -138,6 +159,50 @@ def grade_token_ids(builder: PromptBuilder) -> tuple[int, ...]:
         return builder.grade_token_ids
 
 
+def distinct_views(
+    views: Sequence[np.ndarray],
+) -> tuple[list[tuple[int, tuple[int, ...]]], torch.Tensor]:
+    """A batch's distinct views, ``views[q]`` being example q's (V, n): each view of an example
+    once, in order, as (q, the view), and ``view_rows`` (Q, V): the index in that list of view v
+    of example q, so identical views of an example share one prompt row. Refuses an empty batch
+    and examples of different view counts."""
+    if not views:
+        raise ValueError("an empty batch")
+    num_views = {len(v) for v in views}
+    if len(num_views) != 1:
+        raise ValueError(f"examples of one batch have different view counts {num_views}")
+    rows: list[tuple[int, tuple[int, ...]]] = []
+    view_rows = torch.zeros((len(views), num_views.pop()), dtype=torch.long)
+    for q, example_views in enumerate(views):
+        seen: dict[tuple[int, ...], int] = {}
+        for v, view in enumerate(example_views):
+            key = tuple(int(i) for i in view)
+            if key not in seen:
+                seen[key] = len(rows)
+                rows.append((q, key))
+            view_rows[q, v] = seen[key]
+    return rows, view_rows
+
+
+def left_pad(
+    sequences: Sequence[Sequence[int]], pad_token_id: int
+) -> tuple[dict[str, torch.Tensor], list[int]]:
+    """Token id sequences left-padded into a batch like the inference backend: ``input_ids``,
+    ``attention_mask`` and ``position_ids = cumsum(mask) − 1`` (R, L); and each row's padding
+    length (what its positions shift by)."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), int(pad_token_id), dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    pads = []
+    for b, s in enumerate(sequences):
+        pad = width - len(s)
+        ids[b, pad:] = torch.tensor(s, dtype=torch.long)
+        mask[b, pad:] = 1
+        pads.append(pad)
+    position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+    return {"input_ids": ids, "attention_mask": mask, "position_ids": position_ids}, pads
+
+
 class ReadoutCollator:
     """Tokenise every view of every example into a left-padded batch with slot bookkeeping.
 
@@ -153,35 +218,18 @@ class ReadoutCollator:
         self.pad_token_id = int(pad_token_id)
 
     def __call__(self, examples: Sequence[TrainExample]) -> dict[str, torch.Tensor]:
-        if not examples:
-            raise ValueError("an empty batch")
-        num_views = {len(ex.views) for ex in examples}
-        if len(num_views) != 1:
-            raise ValueError(f"examples of one batch have different view counts {num_views}")
+        distinct, view_rows = distinct_views([ex.views for ex in examples])
         n_max = max(len(ex.texts) for ex in examples)
-        prompts: list[BuiltPrompt] = []
-        rows: list[tuple[int, ...]] = []
-        view_rows = torch.zeros((len(examples), num_views.pop()), dtype=torch.long)
-        for q, ex in enumerate(examples):
-            seen: dict[tuple[int, ...], int] = {}
-            for v, view in enumerate(ex.views):
-                key = tuple(int(i) for i in view)
-                if key not in seen:
-                    seen[key] = len(prompts)
-                    prompts.append(self.builder.build(ex.query, [ex.texts[i] for i in key]))
-                    rows.append(key)
-                view_rows[q, v] = seen[key]
-        width = max(len(p.input_ids) for p in prompts)
+        prompts = [
+            self.builder.build(examples[q].query, [examples[q].texts[i] for i in view])
+            for q, view in distinct
+        ]
+        padded, pads = left_pad([p.input_ids for p in prompts], self.pad_token_id)
         r = len(prompts)
-        ids = torch.full((r, width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((r, width), dtype=torch.long)
         readout = torch.zeros((r, n_max), dtype=torch.long)
         slot_cand = torch.full((r, n_max), n_max, dtype=torch.long)
         slot_mask = torch.zeros((r, n_max), dtype=torch.bool)
-        for b, (p, view) in enumerate(zip(prompts, rows, strict=True)):
-            pad = width - len(p.input_ids)
-            ids[b, pad:] = torch.tensor(p.input_ids, dtype=torch.long)
-            mask[b, pad:] = 1
+        for b, (p, (_, view), pad) in enumerate(zip(prompts, distinct, pads, strict=True)):
             n = len(view)
             readout[b, :n] = torch.tensor([pad + pos for pos in p.readout_positions])
             slot_cand[b, :n] = torch.as_tensor(view, dtype=torch.long)
@@ -192,9 +240,7 @@ class ReadoutCollator:
             target[q, : len(ex.texts)] = torch.as_tensor(ex.labels, dtype=torch.float32)
             cand_mask[q, : len(ex.texts)] = True
         return {
-            "input_ids": ids,
-            "attention_mask": mask,
-            "position_ids": (mask.cumsum(-1) - 1).clamp(min=0),
+            **padded,
             "readout_positions": readout,
             "slot_candidates": slot_cand,
             "slot_mask": slot_mask,

@@ -31,17 +31,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from presentation_dependence.config.loader import load_config, read_yaml_mapping
+from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.data import check_loader
 from presentation_dependence.data.config import DataConfig
 from presentation_dependence.errors import ConfigError, RegistryError
-from presentation_dependence.fields import build_dataclass, opt, opt_factory, to_plain
+from presentation_dependence.fields import opt, opt_factory
 from presentation_dependence.rerankers import RERANKERS, RerankerConfig
 from presentation_dependence.rerankers.base import reranker_block
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.calibration import CalibrationConfig
+from presentation_dependence.training.run_config import (
+    RunFolderConfig,
+    build_run_config,
+    load_run_config,
+)
 
 __all__ = [
     "VARIANTS",
@@ -248,8 +251,11 @@ class SelectionOptions:
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
+class TrainingConfig(RunFolderConfig):
     """One student: variant, labels, views, loss weight, optimisation, LoRA, splits."""
+
+    runs_dir = "runs/self-distill"
+    default_id = "student"
 
     id: str = opt("", "the config file's stem (set automatically)")
     description: str = opt("", "one line")
@@ -349,23 +355,9 @@ class TrainingConfig:
         assert isinstance(cls, type) and issubclass(cls, GradeReranker)
         return cls
 
-    @property
-    def resolved_output_dir(self) -> Path:
-        return Path(self.output_dir or f"runs/self-distill/{self.id or 'student'}")
-
-    def to_plain(self) -> dict[str, Any]:
-        d: dict[str, Any] = to_plain(self)
-        d["output_dir"] = str(self.resolved_output_dir)
-        return d
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_plain(), sort_keys=False, allow_unicode=True)
-
 
 def training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> TrainingConfig:
-    raw = dict(raw)
-    raw.setdefault("id", config_id)
-    cfg = build_dataclass(TrainingConfig, raw)
+    cfg = build_run_config(TrainingConfig, raw, config_id)
     for key, blocks in (
         ("silver.data", cfg.silver.data),
         ("splits.test", cfg.splits.test),
@@ -378,14 +370,12 @@ def training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> Training
 
 def load_training_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainingConfig:
     """Load ``path`` (safe YAML), apply environment then ``--override`` assignments, validate."""
-
-    def build(raw: dict[str, Any], stem: str) -> TrainingConfig:
-        if "id" in raw and raw["id"] != stem:
-            raise ConfigError(f"the config's id {raw['id']!r} differs from its file name")
-        return training_config_from_raw(raw, stem)
-
-    return load_config(
-        path, build, family="training", overrides=overrides, hint=" (see configs/self-distill/)"
+    return load_run_config(
+        path,
+        training_config_from_raw,
+        family="training",
+        overrides=overrides,
+        hint=" (see configs/self-distill/)",
     )
 
 

@@ -23,14 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from presentation_dependence.config.loader import load_config
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.fields import build_dataclass, opt, opt_factory, to_plain
+from presentation_dependence.fields import build_dataclass, opt, opt_factory
 from presentation_dependence.judge.judges.readout import ReadoutJudgeOptions
 from presentation_dependence.training.config import LoraOptions, OptimOptions
 from presentation_dependence.training.loss import CONSISTENCY_KINDS
+from presentation_dependence.training.run_config import (
+    RunFolderConfig,
+    build_run_config,
+    load_run_config,
+)
 
 __all__ = [
     "JUDGE_VARIANTS",
@@ -56,8 +58,11 @@ def _default_judge() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class JudgeTrainingConfig:
+class JudgeTrainingConfig(RunFolderConfig):
     """One trained judge: variant, the judge block, the splits, views, λ, optimisation, LoRA."""
+
+    runs_dir = "runs/judge-train"
+    default_id = "judge"
 
     id: str = opt("", "the config file's stem (set automatically)")
     description: str = opt("", "one line")
@@ -115,39 +120,23 @@ class JudgeTrainingConfig:
     def finetune(self) -> str:
         return "lora"
 
-    @property
-    def resolved_output_dir(self) -> Path:
-        return Path(self.output_dir or f"runs/judge-train/{self.id or 'judge'}")
-
     def serving_block(self, adapter: Path) -> dict[str, Any]:
         """The judge block that serves the trained judge."""
         return {"judge_class": "readout", **self.judge, "adapter_path": str(adapter)}
 
-    def to_plain(self) -> dict[str, Any]:
-        d: dict[str, Any] = to_plain(self)
-        d["output_dir"] = str(self.resolved_output_dir)
-        return d
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_plain(), sort_keys=False, allow_unicode=True)
-
 
 def judge_training_config_from_raw(raw: Mapping[str, Any], config_id: str) -> JudgeTrainingConfig:
-    raw = dict(raw)
-    raw.setdefault("id", config_id)
-    return build_dataclass(JudgeTrainingConfig, raw)
+    return build_run_config(JudgeTrainingConfig, raw, config_id)
 
 
 def load_judge_training_config(
     path: str | Path, overrides: Sequence[str] = ()
 ) -> JudgeTrainingConfig:
     """Load ``path``, apply environment then ``--override`` assignments, validate."""
-
-    def build(raw: dict[str, Any], stem: str) -> JudgeTrainingConfig:
-        if "id" in raw and raw["id"] != stem:
-            raise ConfigError(f"the config's id {raw['id']!r} differs from its file name")
-        return judge_training_config_from_raw(raw, stem)
-
-    return load_config(
-        path, build, family="judge-training", overrides=overrides, hint=" (configs/judge/train/)"
+    return load_run_config(
+        path,
+        judge_training_config_from_raw,
+        family="judge-training",
+        overrides=overrides,
+        hint=" (configs/judge/train/)",
     )

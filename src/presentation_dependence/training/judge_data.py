@@ -26,7 +26,12 @@ import torch
 from presentation_dependence.judge.items.records import JudgeRequest, ResponseItem
 from presentation_dependence.judge.judges.generative import JUDGE_TEMPLATES, user_text
 from presentation_dependence.judge.judges.readout import ReadoutJudgeOptions, readout_prompt
-from presentation_dependence.training.collate import draw_views
+from presentation_dependence.training.collate import (
+    ViewsDataset,
+    distinct_views,
+    draw_views,
+    left_pad,
+)
 
 __all__ = ["JudgeDataset", "JudgeExample", "VerdictCollator"]
 
@@ -39,19 +44,14 @@ class JudgeExample:
     views: np.ndarray
 
 
-class JudgeDataset(torch.utils.data.Dataset[JudgeExample]):
+class JudgeDataset(ViewsDataset[JudgeExample]):
     """Judge items as training examples (map-style; views depend on the epoch)."""
 
     def __init__(self, items: Sequence[ResponseItem], *, views: int, seed: int = 0) -> None:
+        super().__init__(views=views, seed=seed)
         self.items = list(items)
-        self.views = views
-        self.seed = seed
-        self.epoch = 0
         for it in self.items:
             it.correct_index  # noqa: B018  (exactly one correct response)
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = int(epoch)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -99,48 +99,28 @@ class VerdictCollator:
         return tuple(built.input_ids[:pos]), pos - 1, labels
 
     def __call__(self, examples: Sequence[JudgeExample]) -> dict[str, torch.Tensor]:
-        if not examples:
-            raise ValueError("an empty batch")
-        num_views = {len(ex.views) for ex in examples}
-        if len(num_views) != 1:
-            raise ValueError(f"examples of one batch have different view counts {num_views}")
+        distinct, view_rows = distinct_views([ex.views for ex in examples])
         n_max = max(len(ex.item.responses) for ex in examples)
-        rows: list[tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]] = []
-        view_rows = torch.zeros((len(examples), num_views.pop()), dtype=torch.long)
-        for q, ex in enumerate(examples):
-            seen: dict[tuple[int, ...], int] = {}
-            for v, view in enumerate(ex.views):
-                key = tuple(int(i) for i in view)
-                if key not in seen:
-                    seen[key] = len(rows)
-                    rows.append((*self.prompt(JudgeRequest(ex.item, key)), key))
-                view_rows[q, v] = seen[key]
+        rows = [(*self.prompt(JudgeRequest(examples[q].item, view)), view) for q, view in distinct]
         return {**self._pad(rows, n_max), "view_rows": view_rows, **self._targets(examples, n_max)}
 
     def _pad(
         self, rows: Sequence[tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]], n: int
     ) -> dict[str, torch.Tensor]:
-        width = max(len(ids) for ids, _, _, _ in rows)
+        padded, pads = left_pad([tokens for tokens, _, _, _ in rows], self.pad_token_id)
         r = len(rows)
-        ids = torch.full((r, width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((r, width), dtype=torch.long)
         readout = torch.zeros(r, dtype=torch.long)
         labels = torch.zeros((r, n), dtype=torch.long)
         slot_resp = torch.full((r, n), n, dtype=torch.long)
         slot_mask = torch.zeros((r, n), dtype=torch.bool)
-        for b, (tokens, pos, label_ids, view) in enumerate(rows):
-            pad = width - len(tokens)
-            ids[b, pad:] = torch.tensor(tokens, dtype=torch.long)
-            mask[b, pad:] = 1
+        for b, ((_, pos, label_ids, view), pad) in enumerate(zip(rows, pads, strict=True)):
             readout[b] = pad + pos
             k = len(view)
             labels[b, :k] = torch.tensor(label_ids, dtype=torch.long)
             slot_resp[b, :k] = torch.tensor(view, dtype=torch.long)
             slot_mask[b, :k] = True
         return {
-            "input_ids": ids,
-            "attention_mask": mask,
-            "position_ids": (mask.cumsum(-1) - 1).clamp(min=0),
+            **padded,
             "readout_positions": readout,
             "label_ids": labels,
             "slot_responses": slot_resp,

@@ -15,53 +15,24 @@ from typing import Any
 
 import torch
 
-from presentation_dependence.models.embedded import ResolvedModel
 from presentation_dependence.readout.adapter import takes_logits_to_keep
-from presentation_dependence.readout.backend import dtype_name
 from presentation_dependence.training.judge_config import JudgeTrainingConfig
-from presentation_dependence.training.model import load_trainable, log_loaded
+from presentation_dependence.training.model import (
+    TrainableModel,
+    load_trainable,
+    log_loaded,
+    readout_logits,
+)
 
 __all__ = ["JudgeModel", "load_judge_model", "verdict_readout"]
 
 
-@dataclass
-class JudgeModel:
-    """A LoRA-wrapped causal LM ready to train as a verdict readout judge."""
+@dataclass(kw_only=True)
+class JudgeModel(TrainableModel):
+    """A LoRA-wrapped causal LM ready to train as a verdict readout judge (in ``sdpa``
+    attention: the readout judge's options name none)."""
 
-    model: Any  # peft.PeftModel
-    tokenizer: Any
-    resolved: ResolvedModel
-    dtype: torch.dtype
-    device: torch.device
-    use_logits_to_keep: bool
     max_context: int | None
-    compiled: bool = False
-
-    @property
-    def pad_token_id(self) -> int:
-        pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.eos_token_id
-        return int(pad) if pad is not None else 0
-
-    def parameter_counts(self) -> dict[str, int]:
-        total = sum(p.numel() for p in self.model.parameters())
-        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
-        return {"total": total, "trainable": trainable}
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "model_name": self.resolved.model_name,
-            "resolved_path": self.resolved.path,
-            "model_source": self.resolved.source,
-            "revision": self.resolved.revision,
-            "dtype": dtype_name(self.dtype),
-            "device": str(self.device),
-            "logits_to_keep": self.use_logits_to_keep,
-            "attn_implementation": "sdpa",
-            "compiled": self.compiled,
-            "parameters": self.parameter_counts(),
-        }
 
 
 def load_judge_model(cfg: JudgeTrainingConfig) -> JudgeModel:
@@ -92,19 +63,9 @@ def verdict_readout(
     readout = batch["readout_positions"]  # (R,)
     slot_mask = batch["slot_mask"]  # (R, N)
     rows, n = slot_mask.shape
-    kwargs: dict[str, Any] = {
-        "input_ids": batch["input_ids"],
-        "attention_mask": batch["attention_mask"],
-        "position_ids": batch["position_ids"],
-        "use_cache": False,
-    }
-    if use_logits_to_keep:
-        keep = torch.unique(readout)  # sorted
-        kwargs["logits_to_keep"] = keep
-        column = torch.searchsorted(keep, readout)
-    else:
-        column = readout
-    logits = model(**kwargs).logits  # (R, K, vocab)
+    logits, column = readout_logits(
+        model, batch, readout, readout, use_logits_to_keep=use_logits_to_keep
+    )  # logits: (R, K, vocab)
     at = logits[torch.arange(rows, device=logits.device), column.to(logits.device)]  # (R, vocab)
     letters = at.gather(-1, batch["label_ids"].to(at.device)).float()  # (R, N)
     neg = torch.full_like(letters, float("-inf"))

@@ -1,10 +1,11 @@
 """Train a verdict readout judge with the student trainer (issue 37; docs/JUDGE-TRAINING.md).
 
-:func:`train_judge` is :func:`~.trainer.train_student` for a judge: the same run folder, claim,
-frozen config, checkpoints and resume (:mod:`.resume`: a killed run resumes to the adapter an
-uninterrupted one gives), snapshots, progress log and ``train_log.jsonl``, pause, and the same
-transformers ``Trainer`` subclass and arguments; only the data (:mod:`.judge_data`), the model's
-readout (:mod:`.judge_model`) and the loss (:func:`~.loss.verdict_loss`) are the judge's.
+:func:`train_judge` is :func:`~.trainer.train_student` for a judge: the same run loop
+(:mod:`.run_loop`: run folder, claim, frozen config, checkpoints and resume, :mod:`.resume`: a
+killed run resumes to the adapter an uninterrupted one gives), snapshots, progress log and
+``train_log.jsonl``, pause, and the same transformers ``Trainer`` subclass and arguments; only
+the data (:mod:`.judge_data`), the model's readout (:mod:`.judge_model`) and the loss
+(:func:`~.loss.verdict_loss`) are the judge's.
 
 ``<output_dir>/`` (default ``runs/judge-train/<id>``) gets ``adapter/`` (written last),
 ``judge.yaml`` (the readout judge block with ``adapter_path``: ``presdep judge CONFIG
@@ -14,26 +15,21 @@ unchanged), ``resolved_config.yaml``, ``provenance.json`` and ``train_log.jsonl`
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import torch
-from accelerate import PartialState
-from transformers import PrinterCallback, TrainerCallback
+from transformers import TrainerCallback
 
 from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.provenance import collect_provenance
-from presentation_dependence.runners.run_folder import RunFolder
-from presentation_dependence.training.claim import claim_training, refuse_foreign_folder
+from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.inputs import TrainingInputs
 from presentation_dependence.training.judge_config import JudgeTrainingConfig
 from presentation_dependence.training.judge_data import JudgeDataset, VerdictCollator
@@ -44,23 +40,20 @@ from presentation_dependence.training.judge_model import (
 )
 from presentation_dependence.training.judge_splits import load_split_items
 from presentation_dependence.training.loss import verdict_loss
-from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
-from presentation_dependence.training.readout_trainer import (
-    ReadoutTrainer,
-    run_callbacks,
-    snapshot_dir,
-    training_arguments,
-)
+from presentation_dependence.training.readout_trainer import ReadoutTrainer, snapshot_dir
 from presentation_dependence.training.resume import (
-    CHECKPOINTS,
     check_checkpoints,
     check_finished,
     finished_provenance,
-    prepare_checkpoints,
-    resume_point,
 )
-from presentation_dependence.training.save import save_student
-from presentation_dependence.training.trainer import run_trainer
+from presentation_dependence.training.run_loop import (
+    RunOutcome,
+    build_trainer,
+    claimed_run,
+    finish_run,
+    skipped_outcome,
+    start_run,
+)
 
 __all__ = ["JudgeOutcome", "JudgeTrainer", "items_fingerprint", "train_judge", "training_items"]
 
@@ -95,21 +88,13 @@ class JudgeTrainer(ReadoutTrainer):
         return (parts.total, {"log_probs": lp}) if return_outputs else parts.total
 
 
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """Where the trained judge went and how training ended (as :class:`~.trainer.TrainOutcome`)."""
+@dataclass(frozen=True, kw_only=True)
+class JudgeOutcome(RunOutcome):
+    """Where the trained judge went and how training ended (:class:`~.run_loop.RunOutcome`),
+    with the judge and its Trainer (None when ``skipped``)."""
 
-    output_dir: Path
-    adapter_dir: Path
-    global_step: int
-    train_loss: float
-    log_history: list[dict[str, Any]]
     model: JudgeModel | None
     trainer: JudgeTrainer | None
-    is_main_process: bool
-    skipped: bool = False
-    resumed_from_step: int | None = None
-    paused: bool = False
 
 
 def training_items(cfg: JudgeTrainingConfig) -> list[ResponseItem]:
@@ -165,16 +150,15 @@ def train_judge(
     adapter, ``judge.yaml`` and provenance. A finished folder of the same config and inputs is
     left as it is; checkpoints are resumed from (``restart`` discards them), as for students."""
     out = cfg.resolved_output_dir
-    main = int(os.environ.get("RANK", "0")) == 0
     refuse_foreign_folder(out)
-    items = list(items) if items is not None else training_items(cfg)
-    with claim_training(out, wait=wait) if main else contextlib.nullcontext():
-        if not restart:
-            done = _done(cfg, _inputs(cfg, items, model), pause_at, main)
-            if done is not None:
-                return done
-        with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
-            return _train(cfg, argv, items, model, restart, callbacks, pause_at)
+    train_items = list(items) if items is not None else training_items(cfg)
+    return claimed_run(
+        out,
+        wait=wait,
+        restart=restart,
+        done=lambda main: _done(cfg, _inputs(cfg, train_items, model), pause_at, main),
+        train=lambda: _train(cfg, argv, train_items, model, restart, callbacks, pause_at),
+    )
 
 
 def _done(
@@ -191,19 +175,8 @@ def _done(
     if prov is not None:
         check_finished(out, prov, inputs)
         log.info("%s already holds the judge of this config: nothing to train", out)
-    prov = prov or {}
-    return JudgeOutcome(
-        output_dir=out,
-        adapter_dir=snap if snap is not None else out / "adapter",
-        global_step=int(prov.get("global_step", pause_at or 0)),
-        train_loss=float(prov.get("train_loss", float("nan"))),
-        log_history=list(prov.get("log_history", [])),
-        model=None,
-        trainer=None,
-        is_main_process=main,
-        skipped=True,
-        paused=snap is not None and not prov,
-    )
+    make = partial(JudgeOutcome, model=None, trainer=None)
+    return skipped_outcome(make, out, prov, snap, pause_at, main)
 
 
 def _train(
@@ -215,20 +188,22 @@ def _train(
     callbacks: Sequence[TrainerCallback],
     pause_at: int | None,
 ) -> JudgeOutcome:
-    out = cfg.resolved_output_dir
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     model = model if model is not None else load_judge_model(cfg)
     inputs = _inputs(cfg, items, model)
     dataset = JudgeDataset(items, views=cfg.views, seed=cfg.seed)
-    args = training_arguments(cfg, model, out / CHECKPOINTS)
-    if PartialState().is_main_process:
-        prepare_checkpoints(out, cfg, inputs, restart)
-    PartialState().wait_for_everyone()
-    checkpoint, ckpt_state, resumed_step = resume_point(out, pause_at)
-    if PartialState().is_main_process:
-        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
-    trainer = _trainer(cfg, model, dataset, args, pause_at, callbacks)
+    start = start_run(cfg, model, inputs, restart=restart, pause_at=pause_at)
+    collator = VerdictCollator(
+        model.tokenizer,
+        model.resolved.path,
+        cfg.judge_options,
+        model.pad_token_id,
+        model.max_context,
+    )
+    trainer = build_trainer(
+        JudgeTrainer, start, model, dataset, collator, callbacks, consistency_kind=cfg.consistency
+    )
     log.info(
         "training judge %s (%s): %d items, %d view(s), λ=%g (%s), world size %d%s",
         cfg.id,
@@ -237,67 +212,12 @@ def _train(
         cfg.views,
         cfg.lambda_,
         cfg.consistency,
-        args.world_size,
-        f", resuming from {checkpoint}" if checkpoint else "",
+        start.args.world_size,
+        f", resuming from {start.checkpoint}" if start.checkpoint else "",
     )
-    t0 = time.perf_counter()
-    history, step = run_trainer(trainer, model.model, checkpoint, ckpt_state, resumed_step)
-    train_loss = run_loss(history)
-    run = {
-        "global_step": step,
-        "train_loss": train_loss,
-        "resumed_from_step": resumed_step,
-        "seconds": time.perf_counter() - t0,
-        "log_history": history,
-    }
-    paused = pause_at is not None and step < int(trainer.state.max_steps)
-    adapter = snapshot_dir(out, step) if paused else out / "adapter"
-    if not paused and trainer.is_world_process_zero():
-        prov = _provenance(cfg, argv, items, inputs, args, model, run)
-        adapter = save_student(cfg, prov, trainer, out)
-        log.info("saved the judge to %s (%d steps, %.1f s)", out, step, run["seconds"])
-    trainer.accelerator.wait_for_everyone()
-    return JudgeOutcome(
-        output_dir=out,
-        adapter_dir=adapter,
-        global_step=step,
-        train_loss=train_loss,
-        log_history=history,
-        model=model,
-        trainer=trainer,
-        is_main_process=bool(trainer.is_world_process_zero()),
-        resumed_from_step=resumed_step,
-        paused=paused,
-    )
-
-
-def _trainer(
-    cfg: JudgeTrainingConfig,
-    model: JudgeModel,
-    dataset: JudgeDataset,
-    args: Any,
-    pause_at: int | None,
-    callbacks: Sequence[TrainerCallback],
-) -> JudgeTrainer:
-    collator = VerdictCollator(
-        model.tokenizer,
-        model.resolved.path,
-        cfg.judge_options,
-        model.pad_token_id,
-        model.max_context,
-    )
-    trainer = JudgeTrainer(
-        model=model.model,
-        args=args,
-        train_dataset=dataset,
-        data_collator=collator,
-        callbacks=run_callbacks(cfg, dataset, pause_at, callbacks),
-        lambda_=cfg.lambda_,
-        use_logits_to_keep=model.use_logits_to_keep,
-        consistency_kind=cfg.consistency,
-    )
-    trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
-    return trainer
+    provenance = partial(_provenance, cfg, argv, items, inputs, start.args, model)
+    make = partial(JudgeOutcome, model=model, trainer=trainer)
+    return finish_run(make, start, trainer, model, "judge", provenance)
 
 
 def _provenance(

@@ -35,9 +35,11 @@ __all__ = [
     "Student",
     "StudentReadout",
     "TrainableBase",
+    "TrainableModel",
     "load_student",
     "load_trainable",
     "log_loaded",
+    "readout_logits",
     "student_readout",
 ]
 
@@ -50,14 +52,13 @@ log = logging.getLogger(__name__)
 TRAINING_CPU_DTYPE = "bfloat16"
 
 
-@dataclass
-class Student:
-    """A LoRA-wrapped causal LM ready to train on the readout."""
+@dataclass(kw_only=True)
+class TrainableModel:
+    """A causal LM loaded for training, LoRA-wrapped (or every weight trainable): what a student
+    (:class:`Student`) and a trained judge (:class:`~.judge_model.JudgeModel`) share."""
 
     model: Any  # peft.PeftModel
     tokenizer: Any
-    builder: PromptBuilder
-    grade_token_ids: tuple[int, ...]
     resolved: ResolvedModel
     dtype: torch.dtype
     device: torch.device
@@ -90,6 +91,14 @@ class Student:
             "compiled": self.compiled,
             "parameters": self.parameter_counts(),
         }
+
+
+@dataclass(kw_only=True)
+class Student(TrainableModel):
+    """A LoRA-wrapped causal LM ready to train on the readout."""
+
+    builder: PromptBuilder
+    grade_token_ids: tuple[int, ...]
 
 
 def load_student(
@@ -233,6 +242,33 @@ def _prompt_builder(
     )
 
 
+def readout_logits(
+    model: Any,
+    batch: Mapping[str, torch.Tensor],
+    positions: torch.Tensor,
+    read: torch.Tensor,
+    *,
+    use_logits_to_keep: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward pass over a batch's left-padded prompts: the logits (R, K, vocab) and the
+    column in them of each of ``positions``. With ``use_logits_to_keep`` the logits are computed
+    at the positions ``read`` only (sorted, so K is their count; a position not among them, as
+    padding's, gets an in-range column); without, at every position (K = L)."""
+    kwargs: dict[str, Any] = {
+        "input_ids": batch["input_ids"],
+        "attention_mask": batch["attention_mask"],
+        "position_ids": batch["position_ids"],
+        "use_cache": False,
+    }
+    if use_logits_to_keep:
+        keep = torch.unique(read)  # sorted
+        kwargs["logits_to_keep"] = keep
+        column = torch.searchsorted(keep, positions).clamp(max=keep.numel() - 1)
+    else:
+        column = positions
+    return model(**kwargs).logits, column
+
+
 @dataclass(frozen=True)
 class StudentReadout:
     """The differentiable readout of a batch, candidate-aligned.
@@ -262,19 +298,9 @@ def student_readout(
     readout = batch["readout_positions"]
     slot_mask = batch["slot_mask"]
     rows, n = readout.shape
-    kwargs: dict[str, Any] = {
-        "input_ids": batch["input_ids"],
-        "attention_mask": batch["attention_mask"],
-        "position_ids": batch["position_ids"],
-        "use_cache": False,
-    }
-    if use_logits_to_keep:
-        keep = torch.unique(readout[slot_mask])  # sorted
-        kwargs["logits_to_keep"] = keep
-        column = torch.searchsorted(keep, readout).clamp(max=keep.numel() - 1)
-    else:
-        column = readout
-    logits = model(**kwargs).logits  # (rows, K, vocab)
+    logits, column = readout_logits(
+        model, batch, readout, readout[slot_mask], use_logits_to_keep=use_logits_to_keep
+    )  # logits: (rows, K, vocab)
     grade_ids = torch.as_tensor(list(grade_token_ids), dtype=torch.long, device=logits.device)
     num_grades = grade_ids.numel()
     grade_logits = logits.index_select(-1, grade_ids)  # (rows, K, G)

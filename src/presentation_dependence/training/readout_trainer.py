@@ -19,14 +19,12 @@ from typing import Any, cast
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from presentation_dependence.training.collate import SilverDataset
+from presentation_dependence.training.collate import ViewsDataset
 from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.finite import require_finite_loss, require_finite_weights
 from presentation_dependence.training.judge_config import JudgeTrainingConfig
-from presentation_dependence.training.judge_data import JudgeDataset
-from presentation_dependence.training.judge_model import JudgeModel
 from presentation_dependence.training.loss import LossParts, readout_loss
-from presentation_dependence.training.model import Student, student_readout
+from presentation_dependence.training.model import TrainableModel, student_readout
 from presentation_dependence.training.progress import TRAIN_LOG, ProgressLog
 from presentation_dependence.training.resume import CheckpointMarker
 
@@ -210,7 +208,7 @@ class EpochViews(TrainerCallback):
     The number is the Trainer's (``floor(state.epoch)``: 0 at the start, the epoch a resumed
     run continues in after a resume), never a count of this process's epochs."""
 
-    def __init__(self, dataset: SilverDataset | JudgeDataset) -> None:
+    def __init__(self, dataset: ViewsDataset[Any]) -> None:
         self.dataset = dataset
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -218,7 +216,7 @@ class EpochViews(TrainerCallback):
 
 
 def training_arguments(
-    cfg: TrainingConfig | JudgeTrainingConfig, student: Student | JudgeModel, workdir: Path
+    cfg: TrainingConfig | JudgeTrainingConfig, student: TrainableModel, workdir: Path
 ) -> TrainingArguments:
     """TrainingArguments with every device-dependent switch set explicitly (a student's or a
     trained judge's: ``cfg.train``, ``cfg.seed``, the model's device and dtype)."""
@@ -267,7 +265,7 @@ def training_arguments(
 
 def run_callbacks(
     cfg: TrainingConfig | JudgeTrainingConfig,
-    dataset: SilverDataset | JudgeDataset,
+    dataset: ViewsDataset[Any],
     pause_at: int | None,
     callbacks: Sequence[TrainerCallback],
 ) -> list[TrainerCallback]:

@@ -20,7 +20,8 @@ steps to ``checkpoints/`` and a rerun resumes from the latest complete one, to a
 to an uninterrupted run's (:mod:`.resume`; ``restart=True`` discards them); they are deleted
 once the student is saved. A non-finite loss stops training and no non-finite weight is saved
 (:mod:`.finite`); one process trains a folder at a time, and never another command's run
-folder (:mod:`.claim`).
+folder (:mod:`.claim`). That run loop is :mod:`.run_loop`'s, shared with trained judges
+(:mod:`.judge_trainer`).
 
 The Trainer runs on accelerate: ``accelerate launch scripts/train/train_student.py CONFIG``
 trains data-parallel on every visible GPU with no code change (each process takes its share
@@ -31,75 +32,55 @@ and gradient checkpointing; on CPU in bfloat16 on every processor
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
-from accelerate import PartialState
-from transformers import PrinterCallback, TrainerCallback
+from transformers import TrainerCallback
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.runners.run_folder import RunFolder
-from presentation_dependence.training.claim import claim_training, refuse_foreign_folder
+from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
 from presentation_dependence.training.inputs import TrainingInputs, training_inputs
 from presentation_dependence.training.model import Student, load_student
-from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
-from presentation_dependence.training.readout_trainer import (
-    ReadoutTrainer,
-    run_callbacks,
-    snapshot_dir,
-    training_arguments,
-)
+from presentation_dependence.training.readout_trainer import ReadoutTrainer, snapshot_dir
 from presentation_dependence.training.resume import (
-    CHECKPOINTS,
     check_checkpoints,
     check_finished,
     finished_provenance,
-    load_adapter_weights,
-    prepare_checkpoints,
-    resume_point,
 )
-from presentation_dependence.training.save import save_student, student_provenance
+from presentation_dependence.training.run_loop import (
+    RunOutcome,
+    RunStart,
+    build_trainer,
+    claimed_run,
+    finish_run,
+    skipped_outcome,
+    start_run,
+)
+from presentation_dependence.training.save import student_provenance
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import check_disjoint, load_split
 
-__all__ = ["TrainOutcome", "run_trainer", "train_student"]
+__all__ = ["TrainOutcome", "train_student"]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class TrainOutcome:
-    """Where the student went and how training ended.
+@dataclass(frozen=True, kw_only=True)
+class TrainOutcome(RunOutcome):
+    """Where the student went and how training ended (:class:`~.run_loop.RunOutcome`), with the
+    student and its Trainer (None when ``skipped``: the folder held this config's finished
+    student)."""
 
-    ``skipped``: the folder held this config's finished student and nothing ran (``student``
-    and ``trainer`` are None). ``resumed_from_step``: the checkpoint step training resumed at.
-    ``train_loss`` is the mean loss over every step of the run, resumed or not.
-    ``is_main_process``: the Trainer's world process zero (the launcher's ``RANK`` 0 when
-    nothing ran). ``paused``: training stopped at the ``pause_at`` step (now or in an earlier
-    call); ``adapter_dir`` is that step's snapshot and nothing is saved as finished.
-    """
-
-    output_dir: Path
-    adapter_dir: Path
-    global_step: int
-    train_loss: float
-    log_history: list[dict[str, Any]]
     student: Student | None
     trainer: ReadoutTrainer | None
-    is_main_process: bool
-    skipped: bool = False
-    resumed_from_step: int | None = None
-    paused: bool = False
 
 
 def train_student(
@@ -129,19 +110,19 @@ def train_student(
     ``train.keep_snapshots``).
     """
     out = cfg.resolved_output_dir
-    main = int(os.environ.get("RANK", "0")) == 0
     if pause_at is not None and not cfg.train.keep_snapshots:
         raise ConfigError(
             f"{cfg.id}: pausing at step {pause_at} needs the step's snapshot. "
             "Fix: set train.keep_snapshots: true"
         )
     refuse_foreign_folder(out)
-    with claim_training(out, wait=wait) if main else contextlib.nullcontext():
-        done = None if restart else _done(cfg, silver, student, pause_at, main)
-        if done is not None:
-            return done
-        with RunFolder(out).logging_to_file() if main else contextlib.nullcontext():
-            return _train(cfg, argv, silver, student, restart, callbacks, pause_at)
+    return claimed_run(
+        out,
+        wait=wait,
+        restart=restart,
+        done=lambda main: _done(cfg, silver, student, pause_at, main),
+        train=lambda: _train(cfg, argv, silver, student, restart, callbacks, pause_at),
+    )
 
 
 def _done(
@@ -177,19 +158,8 @@ def _done(
             "train_student(restart=True), retrains it)",
             out,
         )
-    prov = prov or {}
-    return TrainOutcome(
-        output_dir=out,
-        adapter_dir=snap if snap is not None else out / "adapter",
-        global_step=int(prov.get("global_step", pause_at or 0)),
-        train_loss=float(prov.get("train_loss", float("nan"))),
-        log_history=list(prov.get("log_history", [])),
-        student=None,
-        trainer=None,
-        is_main_process=main,
-        skipped=True,
-        paused=snap is not None and not prov,
-    )
+    make = partial(TrainOutcome, student=None, trainer=None)
+    return skipped_outcome(make, out, prov, snap, pause_at, main)
 
 
 def _train(
@@ -201,49 +171,27 @@ def _train(
     callbacks: Sequence[TrainerCallback],
     pause_at: int | None,
 ) -> TrainOutcome:
-    out = cfg.resolved_output_dir
     silver, inputs, student = _inputs(cfg, silver, student, restart)
     slot_weights = _slot_weights(cfg)
     dataset = _dataset(cfg, silver)
-    args = training_arguments(cfg, student, out / CHECKPOINTS)
-    if PartialState().is_main_process:
-        prepare_checkpoints(out, cfg, inputs, restart)
-    PartialState().wait_for_everyone()
-    checkpoint, ckpt_state, resumed_step = resume_point(out, pause_at)
-    trainer = _trainer(cfg, student, dataset, args, slot_weights, pause_at, callbacks)
-    _announce(cfg, dataset, student, args, checkpoint, resumed_step)
-    t0 = time.perf_counter()
-    history, global_step = run_trainer(trainer, student.model, checkpoint, ckpt_state, resumed_step)
-    seconds = time.perf_counter() - t0
-    train_loss = run_loss(history)
-    paused = pause_at is not None and global_step < int(trainer.state.max_steps)
-    adapter = snapshot_dir(out, global_step) if paused else out / "adapter"
-    if paused:
-        log.info("paused %s at step %d of %d", cfg.id, global_step, trainer.state.max_steps)
-    elif trainer.is_world_process_zero():
-        run = {
-            "global_step": global_step,
-            "train_loss": train_loss,
-            "resumed_from_step": resumed_step,
-            "seconds": seconds,
-            "log_history": history,
-        }
-        prov = student_provenance(cfg, argv, silver, inputs, args, student, slot_weights, run)
-        adapter = save_student(cfg, prov, trainer, out, student.tokenizer)
-        log.info("saved the student to %s (%d steps, %.1f s)", out, global_step, seconds)
-    trainer.accelerator.wait_for_everyone()
-    return TrainOutcome(
-        output_dir=out,
-        adapter_dir=adapter,
-        global_step=global_step,
-        train_loss=train_loss,
-        log_history=history,
-        student=student,
-        trainer=trainer,
-        is_main_process=bool(trainer.is_world_process_zero()),
-        resumed_from_step=resumed_step,
-        paused=paused,
+    start = start_run(cfg, student, inputs, restart=restart, pause_at=pause_at)
+    trainer = build_trainer(
+        ReadoutTrainer,
+        start,
+        student,
+        dataset,
+        ReadoutCollator(student.builder, student.pad_token_id),
+        callbacks,
+        grade_token_ids=student.grade_token_ids,
+        loss_options=cfg.loss,
+        slot_weights=None if slot_weights is None else slot_weights.tolist(),
     )
+    _announce(cfg, dataset, student, start)
+    provenance = partial(
+        student_provenance, cfg, argv, silver, inputs, start.args, student, slot_weights
+    )
+    make = partial(TrainOutcome, student=student, trainer=trainer)
+    return finish_run(make, start, trainer, student, "student", provenance)
 
 
 def _inputs(
@@ -282,20 +230,9 @@ def _dataset(cfg: TrainingConfig, silver: SilverSet) -> SilverDataset:
 
 
 def _announce(
-    cfg: TrainingConfig,
-    dataset: SilverDataset,
-    student: Student,
-    args: Any,
-    checkpoint: Path | None,
-    resumed_step: int | None,
+    cfg: TrainingConfig, dataset: SilverDataset, student: Student, start: RunStart
 ) -> None:
-    """Open the progress log (main process) and log what trains."""
-    if PartialState().is_main_process:
-        start_log(
-            cfg.resolved_output_dir / TRAIN_LOG,
-            resumed_step,
-            checkpoint.name if checkpoint else None,
-        )
+    """Log what trains."""
     log.info(
         "training %s (%s): %d queries, T=%d, %d view(s), λ=%g, %s, world size %d%s",
         cfg.id,
@@ -305,8 +242,8 @@ def _announce(
         cfg.views,
         cfg.lambda_,
         student.describe()["dtype"],
-        args.world_size,
-        f", resuming from {checkpoint}" if checkpoint else "",
+        start.args.world_size,
+        f", resuming from {start.checkpoint}" if start.checkpoint else "",
     )
 
 
@@ -328,55 +265,3 @@ def _slot_weights(cfg: TrainingConfig) -> Any:
     weights = ips_weights(propensities_from_psi(cfg.propensity.psi_dir), cfg.propensity.clip)
     log.info("DebiasFirst slot weights: %s", " ".join(f"{w:.2f}" for w in weights))
     return weights
-
-
-def run_trainer(
-    trainer: ReadoutTrainer,
-    model: Any,
-    checkpoint: Path | None,
-    ckpt_state: dict[str, Any],
-    resumed_step: int | None,
-) -> tuple[list[dict[str, Any]], int]:
-    """Train (resuming from ``checkpoint``); the log history and the final global step
-    (``model``: the peft model whose adapter a checkpoint of the finished run restores)."""
-    if (
-        checkpoint is not None
-        and resumed_step is not None
-        and (resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
-    ):
-        # Training had ended in that checkpoint (the kill came during the final save); the
-        # Trainer would resume into one step too many when max_steps ends mid-epoch.
-        log.info(
-            "training had ended at step %d in %s: saving its adapter", resumed_step, checkpoint
-        )
-        load_adapter_weights(model, checkpoint)
-        return list(ckpt_state.get("log_history", [])), resumed_step
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    return list(trainer.state.log_history), int(trainer.state.global_step)
-
-
-def _trainer(
-    cfg: TrainingConfig,
-    student: Student,
-    dataset: SilverDataset,
-    args: Any,
-    slot_weights: Any,
-    pause_at: int | None,
-    callbacks: Sequence[TrainerCallback],
-) -> ReadoutTrainer:
-    """The Trainer with the run folder's callbacks (views per epoch, checkpoint markers,
-    snapshots, the progress log, the pause, the heap trim) and the caller's."""
-    trainer = ReadoutTrainer(
-        model=student.model,
-        args=args,
-        train_dataset=dataset,
-        data_collator=ReadoutCollator(student.builder, student.pad_token_id),
-        callbacks=run_callbacks(cfg, dataset, pause_at, callbacks),
-        grade_token_ids=student.grade_token_ids,
-        lambda_=cfg.lambda_,
-        use_logits_to_keep=student.use_logits_to_keep,
-        loss_options=cfg.loss,
-        slot_weights=None if slot_weights is None else slot_weights.tolist(),
-    )
-    trainer.remove_callback(PrinterCallback)  # ProgressLog logs instead of printing
-    return trainer
