@@ -37,10 +37,13 @@ from presentation_dependence.runners.readback import read_provenance
 __all__ = ["CROSS_PROCESSOR_TOLERANCE", "ArchiveCheck", "Rescore", "load_checks", "rescore"]
 __all__ += ["archive_dtype", "run_check"]
 
-# The largest |ΔE[g]| accepted on another processor kind: bfloat16 readouts of the embedded
-# model moved expected grades by up to 0.05 between fp32 and bf16 (docs/MACHINE-NOTES of the
-# project); kernels of two CPUs in the same dtype move them less.
-CROSS_PROCESSOR_TOLERANCE = 0.05
+# The largest |ΔE[g]| accepted on another processor kind. Measured on the shipped
+# order-averaged student's check (2 DL19 queries x 2 shuffles, 80 scores) against its archive
+# from an AMX CPU: an AVX2-only AMD EPYC (2026-12-04), which emulates bfloat16, moved expected
+# grades by up to 0.107 in bfloat16 and 0.061 in float32; the dtype check of its export saw
+# 0.075 between bfloat16 and float32. A wrong adapter or model moves them by far more (the
+# trained students and the off-the-shelf readout differ by tenths to whole grades).
+CROSS_PROCESSOR_TOLERANCE = 0.15
 
 
 @dataclass(frozen=True)
