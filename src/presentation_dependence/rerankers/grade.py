@@ -216,7 +216,8 @@ class GradeReranker:
         return [list(range(i, min(i + b, n))) for i in range(0, n, b)]
 
     def _details(self) -> dict[str, Any]:
-        return {"template": self.options.template, "batch_mode": self.batch_mode}
+        template_id = get_template(self.options.template).template_id
+        return {"template": template_id, "batch_mode": self.batch_mode}
 
     def _prompts(
         self, query: Query, candidates: Sequence[Candidate]
@@ -240,7 +241,6 @@ class GradeReranker:
         template = get_template(self.options.template)
         details = {
             **self._details(),
-            "template": template.template_id,
             "chunks": len(groups),
             "token_truncated_passages": sum(pr.token_truncated for pr in prompts),
             **more,
@@ -252,8 +252,9 @@ class GradeReranker:
     def rank(self, query: Query, candidates: Sequence[Candidate]) -> RankResult:
         opts = self.options
         if not candidates:
-            details = {**self._details(), "template": get_template(opts.template).template_id}
-            return RankResult.from_scores(query, candidates, [], details=details, cost=Cost())
+            return RankResult.from_scores(
+                query, candidates, [], details=self._details(), cost=Cost()
+            )
         backend, builder = self._ensure_loaded()
         groups, prompts = self._prompts(query, candidates)
         probs, stats = backend.grade_probs(
