@@ -5,6 +5,7 @@ presdep study task show --task passage-reranking          # jobs and data readin
 presdep study task generate --task passage-reranking      # one config per job
 presdep study stage list --task passage-reranking
 presdep study stage run --task passage-reranking --stage rerank [--jobs 'dl19--*'] [--dry-run]
+presdep study stage pass --task zero-shot-students --jobs '*--off-the-shelf' --override reranker.device=cuda
 presdep study appendix list | audit [--strict] | show ARTIFACT
 
 A stage runs its command for every job whose data is materialised (others are listed as
@@ -56,6 +57,8 @@ def register(actions: Subparsers) -> None:
             sp.add_argument("--dry-run", action="store_true", help="log the commands only")
             sp.add_argument("--keep-going", action="store_true", help="continue after a failure")
 
+    _register_pass(stage)
+
     app = _group(actions, "appendix", "the appendix map: artifacts and their readiness")
     for name, help_ in (
         ("list", "the artifacts"),
@@ -74,6 +77,28 @@ def register(actions: Subparsers) -> None:
             )
         if name == "show":
             sp.add_argument("artifact", help="the artifact id (presdep study appendix list)")
+
+
+def _register_pass(stage: Subparsers) -> None:
+    sp = command(
+        stage,
+        "pass",
+        _stage_pass,
+        "rerank, evaluate and PSI the jobs in one process, each scorer's model built once",
+    )
+    _task_args(sp)
+    sp.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="NAME=CONFIG@RUN_DIR",
+        help="a job outside the task, run after the task's (repeatable)",
+    )
+    sp.add_argument(
+        "--override", action="append", default=[], help="KEY=VALUE for every job's config"
+    )
+    sp.add_argument("--deadline-s", type=float, help="start no job after this many seconds")
+    sp.add_argument("--timings", help="append each stage's seconds here (steps.jsonl)")
 
 
 def _task_list(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -129,6 +154,26 @@ def _stage_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             sys.stdout.write(f"# blocked: {c.blocked}\n# {line}\n" if c.blocked else line + "\n")
         return EXIT_OK
     return run_steps(cmds, dry_run=args.dry_run, keep_going=args.keep_going)
+
+
+def _stage_pass(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    import time
+
+    from presentation_dependence.reproduction.tasks import load_task
+    from presentation_dependence.studies.in_process import PassJob, parse_pass_job, run_in_process
+    from presentation_dependence.studies.stages import task_jobs
+
+    task = load_task(args.task)
+    jobs = [PassJob(j.id, j.config_path, j.run_dir) for j in task_jobs(task, patterns=args.jobs)]
+    jobs += [parse_pass_job(text) for text in args.run]
+    start = time.monotonic()
+    run_in_process(
+        jobs,
+        overrides=args.override,
+        deadline=start + args.deadline_s if args.deadline_s is not None else None,
+        timings=Path(args.timings) if args.timings else None,
+    )
+    return EXIT_OK
 
 
 def _appendix(args: argparse.Namespace, argv: Sequence[str]) -> int:
