@@ -58,8 +58,8 @@ for scorer in off-the-shelf order-averaged oc-sft; do
   pids+=($!)
 done
 timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
-  --jobs none --run oc-sft=configs/experiments/psi-dl19-interleaved.yaml@runs/students/dl19/oc-sft \
-  "${common[@]}" --override reranker.adapter=oc-sft-smollm2-135m --override reranker.dtype=bfloat16 \
+  --jobs none --run oc-sft=configs/experiments/student-oc-sft-dl19.yaml@runs/students/dl19/oc-sft \
+  "${common[@]}" --override reranker.dtype=bfloat16 \
   "${extra[@]}" --timings "$OUT/steps-students.jsonl" > "$OUT/pass-students.log" 2>&1 &
 pids+=($!)
 for p in "${pids[@]}"; do wait "$p"; echo "process $p: exit $?"; done

@@ -18,26 +18,9 @@ from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners import EvalManager, ExperimentManager
 from presentation_dependence.studies.in_process import PassJob, parse_pass_job, run_in_process
 
-from ..robustness.test_runner import make_fixture
+from ..robustness.test_runner import identity_psi_config, make_fixture
 
 OUTPUTS = ("run.trec", "metrics.json", "psi/psi_metrics.json")
-
-
-def _config(tmp: Path, name: str = "psi") -> Path:
-    body = {
-        "reranker": {"reranker_class": "IdentityReranker"},
-        "data": {"dataloader_class": "FixtureLoader", "path": str(tmp / "fixture.jsonl")},
-        "eval": {"measures": ["ndcg@10"]},
-        "robustness": {
-            "perturbations": ["random_shuffle"],
-            "num_presentations": 3,
-            "null_repeats": 2,
-            "bootstrap_resamples": 100,
-        },
-    }
-    p = tmp / f"{name}.yaml"
-    p.write_text(yaml.safe_dump(body), encoding="utf-8")
-    return p
 
 
 def _commands(config: Path, run_dir: Path) -> None:
@@ -50,8 +33,7 @@ def _commands(config: Path, run_dir: Path) -> None:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    make_fixture(tmp_path / "fixture.jsonl")
-    return _config(tmp_path)
+    return identity_psi_config(tmp_path, make_fixture(tmp_path / "fixture.jsonl"))
 
 
 def test_pass_writes_the_commands_folders_building_each_reranker_once(tmp_path, config):
