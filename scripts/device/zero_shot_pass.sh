@@ -12,8 +12,8 @@
 #   .gpu/st/    a copy of students/ (the adapters travel with this call)
 #   call 1: carry .whl .gpu/smollm2.whl.part-00   mkdir -p /root/stash && cp .whl/* .gpu/*part-00 /root/stash/
 #   call 2: carry .gpu/smollm2.whl.part-01 .gpu/data.tar.xz   cp .gpu/*part-01 .gpu/data.tar.xz /root/stash/
-#   call 3: carry .gpu/st   bash scripts/device/zero_shot_pass.sh SECONDS
-# Four processes share the GPU (one per scorer, and the students' DL19 run), each running
+#   call 3: carry .gpu/st   [SCORERS="off-the-shelf order-averaged"] bash scripts/device/zero_shot_pass.sh SECONDS
+# Two processes per scorer share the GPU (and one for the OC-SFT student's DL19 run), each running
 # `presdep study stage pass`: every job's rerank, evaluation and PSI, its model built once. No
 # job starts after SECONDS; each stage resumes per query, so an unfinished job continues later.
 # The run folders come back as $OUT/runs.tar.xz.part-*; archive them with `presdep study archive`.
@@ -41,7 +41,7 @@ fi
 if [ -d .gpu/st ]; then mkdir -p students && cp -r .gpu/st/. students/; fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/nvidia-smi.csv" 2>/dev/null
 $PY -m presentation_dependence.cli study task generate --task zero-shot-students || exit 1
-# Convert the GGUF once, before four processes would race for the cache.
+# Convert the GGUF once, before the processes would race for the cache.
 $PY -c "from presentation_dependence.models.embedded import ensure_embedded as e; print(e())" || exit 1
 echo "staged in $(( $(date +%s) - t0 )) s"
 
@@ -50,18 +50,26 @@ common=(--override "reranker.device=$DEVICE" --override reranker.presentation_ba
         --override reranker.num_threads=2 --deadline-s $(( left - 60 )))
 extra=()  # a rehearsal's overrides, applied last
 for o in ${EXTRA:-}; do extra+=(--override "$o"); done
+# Two processes per scorer (the collections, then the rest with DL19's other first stages last):
+# the GPU is shared, and each job's CPU side (data, evaluation, bootstrap) runs beside the others.
+groups=("dl19 dl21 nfcorpus arguana cacm" "cisi med lisa time adi dl19-bm25-rm3 dl19-splade-pp-ed dl19-tas-b dl19-ada2")
 pids=()
-for scorer in off-the-shelf order-averaged oc-sft; do
-  timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
-    --jobs "*--$scorer" "${common[@]}" "${extra[@]}" --timings "$OUT/steps-$scorer.jsonl" \
-    > "$OUT/pass-$scorer.log" 2>&1 &
-  pids+=($!)
+for scorer in ${SCORERS:-off-the-shelf order-averaged oc-sft}; do
+  for g in 0 1; do
+    jobs=(); for c in ${groups[$g]}; do jobs+=(--jobs "$c--$scorer"); done
+    timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
+      "${jobs[@]}" "${common[@]}" "${extra[@]}" --timings "$OUT/steps-$scorer-$g.jsonl" \
+      > "$OUT/pass-$scorer-$g.log" 2>&1 &
+    pids+=($!)
+  done
 done
-timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
-  --jobs none --run oc-sft=configs/experiments/student-oc-sft-dl19.yaml@runs/students/dl19/oc-sft \
-  "${common[@]}" --override reranker.dtype=bfloat16 \
-  "${extra[@]}" --timings "$OUT/steps-students.jsonl" > "$OUT/pass-students.log" 2>&1 &
-pids+=($!)
+if [ -d students/oc-sft-smollm2-135m ]; then  # the OC-SFT student's own DL19 run (its card's row)
+  timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
+    --jobs none --run oc-sft=configs/experiments/student-oc-sft-dl19.yaml@runs/students/dl19/oc-sft \
+    "${common[@]}" --override reranker.dtype=bfloat16 \
+    "${extra[@]}" --timings "$OUT/steps-students.jsonl" > "$OUT/pass-students.log" 2>&1 &
+  pids+=($!)
+fi
 for p in "${pids[@]}"; do wait "$p"; echo "process $p: exit $?"; done
 echo "passes done at $(( $(date +%s) - t0 )) s"
 

@@ -9,7 +9,12 @@ import pytest
 
 from presentation_dependence.config import ExperimentConfig
 from presentation_dependence.errors import ConfigError, PresdepError
-from presentation_dependence.runners.readback import Provenance, folder_config, read_provenance
+from presentation_dependence.runners.readback import (
+    Provenance,
+    folder_config,
+    read_provenance,
+    recorded_cpus,
+)
 from presentation_dependence.runners.run_folder import RunFolder
 
 
@@ -52,3 +57,26 @@ def test_folder_config_through_the_family_loader(tmp_path: Path) -> None:
     (tmp_path / "resolved_config.yaml").write_text("- a list\n", "utf-8")
     with pytest.raises(PresdepError, match="not a YAML mapping"):
         folder_config(tmp_path)
+
+
+def test_a_row_scored_on_a_gpu_is_labelled_by_the_gpu_not_its_host(tmp_path):
+    """A run whose reranker ran on cuda (scripts/device/zero_shot_pass.sh) scored on the GPU:
+    its label names the GPU (``accelerator``), its host CPU only in brackets; the evaluation
+    command, which scores nothing, adds no processor."""
+    xeon = {"model": "Intel Xeon", "flags": ["amx_bf16"]}
+    gpu = {"device": "cuda", "accelerator": "NVIDIA H200"}
+    record = {
+        "invocations": [
+            {"command": ["presdep"], "cpu": xeon, "phase": "run", "reranker": gpu},
+            {"command": ["presdep"], "cpu": xeon, "phase": "eval"},
+            {"command": ["presdep"], "cpu": xeon, "phase": "psi", "reranker": {"device": "cuda"}},
+        ]
+    }
+    (tmp_path / "provenance.json").write_text(json.dumps(record))
+    assert recorded_cpus(tmp_path) == [
+        "GPU NVIDIA H200 (cuda; host Intel Xeon [amx_bf16])",
+        "GPU model not recorded (cuda; host Intel Xeon [amx_bf16])",
+    ]
+    cpu_only = {"invocations": [{"command": ["presdep"], "cpu": xeon, "phase": "eval"}]}
+    (tmp_path / "provenance.json").write_text(json.dumps(cpu_only))
+    assert recorded_cpus(tmp_path) == ["Intel Xeon [amx_bf16]"]

@@ -81,6 +81,14 @@ def resolve_dtype(dtype: str, device: torch.device, *, cpu_auto: str | None = No
     return DTYPES[dtype]
 
 
+def accelerator_name(device: torch.device) -> str | None:
+    """The GPU's name where ``device`` is one (recorded in provenance: a GPU's bfloat16 kernels
+    round differently from a CPU's), else None."""
+    if device.type != "cuda":
+        return None
+    return str(torch.cuda.get_device_name(device))
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -305,6 +313,7 @@ class TransformersBackend:
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "device": str(self.device),
+            "accelerator": accelerator_name(self.device),
             "model_class": type(self.model).__name__,
             "logits_to_keep": self.supports_logits_to_keep,
             "attn_implementation": self.attn_implementation,

@@ -338,6 +338,7 @@ class GradeReranker:
             "revision": self._resolved.revision,
             "dtype": info["dtype"],
             "device": info["device"],
+            "accelerator": info.get("accelerator"),
             "batch_mode": self.batch_mode,
             "template": self.options.template,
             "filler": builder.filler,

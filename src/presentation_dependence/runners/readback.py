@@ -88,10 +88,22 @@ def read_provenance(run_dir: str | Path) -> Provenance:
 
 
 def recorded_cpus(folder: str | Path) -> list[str]:
-    """The processors a run folder's commands ran on, as ``provenance.json`` recorded them
+    """The processors a run folder's commands scored on, as ``provenance.json`` recorded them
     (``model [flags]``, in first-seen order; ``not recorded`` for a command from before the
-    processor was recorded): bfloat16 scores depend on the kernels the CPU selects."""
+    processor was recorded): bfloat16 scores depend on the kernels the processor selects. A
+    command whose reranker ran on a GPU (``reranker.device`` cuda) is labelled by that GPU; the
+    commands that scored nothing (``eval``) count only in a folder where none records a reranker."""
+    invs = read_provenance(folder).invocations
     seen: dict[str, None] = {}
-    for inv in read_provenance(folder).invocations:
-        seen.setdefault(cpu_label(inv.get("cpu")), None)
+    for inv in [i for i in invs if "reranker" in i] or invs:
+        seen.setdefault(_processor_label(inv), None)
     return list(seen)
+
+
+def _processor_label(inv: Mapping[str, Any]) -> str:
+    reranker = inv.get("reranker")
+    device = str(reranker.get("device", "")) if isinstance(reranker, Mapping) else ""
+    if device.startswith("cuda"):
+        name = reranker.get("accelerator") or "model not recorded"  # type: ignore[union-attr]
+        return f"GPU {name} ({device}; host {cpu_label(inv.get('cpu'))})"
+    return cpu_label(inv.get("cpu"))

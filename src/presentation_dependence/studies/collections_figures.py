@@ -44,7 +44,11 @@ __all__ += ["load_collections", "metric_cells", "n_collections", "paired_tests",
 __all__ += ["per_query"]
 
 # Each pair (a, b) is tested as a − b; the first is the verdict's (student, baseline).
-DEFAULT_PAIRS = (("oc-sft", "off-the-shelf"), ("oc-sft", "order-averaged"))
+DEFAULT_PAIRS = (
+    ("oc-sft", "off-the-shelf"),
+    ("oc-sft", "order-averaged"),
+    ("order-averaged", "off-the-shelf"),
+)
 
 # (key, label): the per-query keys of psi_metrics.json's shuffled variant, and ``ndcg10_given``
 # (metrics.json's nDCG@10 of the run in the first stage's order).

@@ -30,7 +30,7 @@ from presentation_dependence.studies.collections_figures import (
     n_collections,
     paired_tests,
 )
-from presentation_dependence.studies.table import collapsed
+from presentation_dependence.studies.table import collapsed, processors_line
 
 __all__ = ["Goal", "collections_table", "goal", "verdict_lines"]
 
@@ -233,9 +233,18 @@ def cost_lines(c: Collections) -> list[str]:
             tok += f" ({len(known)} of {len(rows)} collections)"
         table.append([scorer, total, by, tok])
     head = ["scorer", "PSI CPU s, all collections", "PSI CPU s by collection"]
-    return markdown_table(
-        [*head, "prompt tokens per shuffled presentation (mean over collections)"], table
-    )
+    by_scorer = [
+        {"scorer": s, "cpus": sorted({p for r in c.rows.values() if s in r for p in r[s]["cpus"]})}
+        for s in c.scorers
+    ]
+    return [
+        *markdown_table(
+            [*head, "prompt tokens per shuffled presentation (mean over collections)"], table
+        ),
+        "",
+        processors_line(by_scorer)
+        + " On a GPU the CPU seconds are the host process's; the GPU's own time is not in them.",
+    ]
 
 
 def collections_table(
