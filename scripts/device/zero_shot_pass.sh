@@ -17,6 +17,10 @@
 # `presdep study stage pass`: every job's rerank, evaluation and PSI, its model built once. No
 # job starts after SECONDS; each stage resumes per query, so an unfinished job continues later.
 # The run folders come back as $OUT/runs.tar.xz.part-*; archive them with `presdep study archive`.
+# TRAIN=oc-sft first finishes that student's training here ($STASH/train.tar.xz: runs/study/oc-sft
+# with its newest checkpoint, runs/study/silver and data/pool, staged by a third call; the
+# trainer resumes where the checkpoint stopped, on the GPU) and exports it to
+# students/oc-sft-smollm2-135m, which comes back as $OUT/student.tar.part-*.
 # A local rehearsal on the CPU (tiny): DEVICE=cpu EXTRA="data.max_queries=1 ..." OUT=/tmp/o bash ...
 set -uo pipefail
 budget=${1:-300}
@@ -40,7 +44,19 @@ if [ ! -d ../shared/data/trec-dl19-passage ]; then
 fi
 if [ -d .gpu/st ]; then mkdir -p students && cp -r .gpu/st/. students/; fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/nvidia-smi.csv" 2>/dev/null
-$PY -m presentation_dependence.cli study task generate --task zero-shot-students || exit 1
+if [ -n "${TRAIN:-}" ]; then
+  student="$TRAIN-smollm2-135m"
+  { tar -xJf "$STASH/train.tar.xz" \
+    && $PY scripts/train/train_student.py "configs/study/$TRAIN.yaml" \
+    && $PY -m presentation_dependence.cli student export "runs/study/$TRAIN" --name "$student" --to students
+  } > "$OUT/train-$TRAIN.log" 2>&1 || { tail -n 40 "$OUT/train-$TRAIN.log"; exit 1; }
+  tar -cf - "students/$student" runs/study/$TRAIN/{train_log.jsonl,resolved_config.yaml,provenance.json} \
+    | split -b 15000000 -d - "$OUT/student.tar.part-"
+  echo "trained and exported $student at $(( $(date +%s) - t0 )) s"
+fi
+for scorer in ${SCORERS:-off-the-shelf order-averaged oc-sft}; do
+  $PY -m presentation_dependence.cli study task generate --task zero-shot-students --jobs "*--$scorer" || exit 1
+done
 # Convert the GGUF once, before the processes would race for the cache.
 $PY -c "from presentation_dependence.models.embedded import ensure_embedded as e; print(e())" || exit 1
 echo "staged in $(( $(date +%s) - t0 )) s"
@@ -74,7 +90,9 @@ for p in "${pids[@]}"; do wait "$p"; echo "process $p: exit $?"; done
 echo "passes done at $(( $(date +%s) - t0 )) s"
 
 cat "$OUT"/steps-*.jsonl > "$OUT/steps.jsonl" 2>/dev/null; rm -f "$OUT"/steps-*.jsonl
-tail -n 3 "$OUT"/pass-*.log > "$OUT/tails.log"; tar -cJf "$OUT/logs.tar.xz" -C "$OUT" $(cd "$OUT" && ls pass-*.log) && rm -f "$OUT"/pass-*.log
+tail -n 3 "$OUT"/pass-*.log
+logs=$(cd "$OUT" && ls pass-*.log train-*.log 2>/dev/null)
+tar -cJf "$OUT/logs.tar.xz" -C "$OUT" $logs && (cd "$OUT" && rm -f $logs)
 dirs=$(ls -d runs/study/zero-shot-students/*/{off-the-shelf,order-averaged,oc-sft} runs/students/dl19/oc-sft 2>/dev/null)
 tar -cf - $dirs | xz -T0 -6 | split -b 15000000 -d - "$OUT/runs.tar.xz.part-"
 ls -la "$OUT"; echo "done at $(( $(date +%s) - t0 )) s"
