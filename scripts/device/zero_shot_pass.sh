@@ -52,7 +52,7 @@ if [ -n "${TRAIN:-}" ]; then
   } > "$OUT/train-$TRAIN.log" 2>&1 || { tail -n 40 "$OUT/train-$TRAIN.log"; exit 1; }
   tar -cf - "students/$student" runs/study/$TRAIN/{train_log.jsonl,resolved_config.yaml,provenance.json} \
     | split -b 15000000 -d - "$OUT/student.tar.part-"
-  echo "trained and exported $student at $(( $(date +%s) - t0 )) s"
+  tail -n 8 "$OUT/train-$TRAIN.log"; echo "trained and exported $student at $(( $(date +%s) - t0 )) s"
 fi
 for scorer in ${SCORERS:-off-the-shelf order-averaged oc-sft}; do
   $PY -m presentation_dependence.cli study task generate --task zero-shot-students --jobs "*--$scorer" || exit 1
