@@ -73,14 +73,14 @@ pids=()
 for scorer in ${SCORERS:-off-the-shelf order-averaged oc-sft}; do
   for g in 0 1; do
     jobs=(); for c in ${groups[$g]}; do jobs+=(--jobs "$c--$scorer"); done
-    timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
+    timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --keep-going --task zero-shot-students \
       "${jobs[@]}" "${common[@]}" "${extra[@]}" --timings "$OUT/steps-$scorer-$g.jsonl" \
       > "$OUT/pass-$scorer-$g.log" 2>&1 &
     pids+=($!)
   done
 done
 if [ -d students/oc-sft-smollm2-135m ]; then  # the OC-SFT student's own DL19 run (its card's row)
-  timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --task zero-shot-students \
+  timeout -s INT "$left" $PY -m presentation_dependence.cli study stage pass --keep-going --task zero-shot-students \
     --jobs none --run oc-sft=configs/experiments/student-oc-sft-dl19.yaml@runs/students/dl19/oc-sft \
     "${common[@]}" --override reranker.dtype=bfloat16 \
     "${extra[@]}" --timings "$OUT/steps-students.jsonl" > "$OUT/pass-students.log" 2>&1 &

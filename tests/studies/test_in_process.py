@@ -45,7 +45,7 @@ def test_pass_writes_the_commands_folders_building_each_reranker_once(tmp_path, 
 
     jobs = [PassJob(n, config, tmp_path / n) for n in ("a", "b")]
     timings = tmp_path / "steps.jsonl"
-    done = run_in_process(jobs, build=build, timings=timings)
+    done = run_in_process(jobs, build=build, timings=timings).stages
     assert built == ["IdentityReranker"]  # two jobs, one reranker block
     assert [(t.job, t.stage) for t in done] == [
         (j, s) for j in ("a", "b") for s in ("run", "eval", "psi")
@@ -63,13 +63,26 @@ def test_pass_writes_the_commands_folders_building_each_reranker_once(tmp_path, 
 def test_pass_resumes_a_finished_folder_without_recomputing(tmp_path, config):
     job = PassJob("a", config, tmp_path / "a")
     run_in_process([job])
-    again = run_in_process([job])
+    again = run_in_process([job]).stages
     assert again[0].computed == 0  # every query reused
 
 
 def test_no_job_starts_after_the_deadline(tmp_path, config):
     done = run_in_process([PassJob("a", config, tmp_path / "a")], deadline=time.monotonic() - 1)
-    assert done == [] and not (tmp_path / "a").exists()
+    assert done.stages == [] and done.failed == [] and not (tmp_path / "a").exists()
+
+
+def test_a_failing_job_stops_the_pass_unless_keep_going(tmp_path, config):
+    jobs = [
+        PassJob("gone", tmp_path / "missing.yaml", tmp_path / "x"),
+        PassJob("a", config, tmp_path / "a"),
+    ]
+    with pytest.raises(PresdepError, match=r"missing\.yaml"):
+        run_in_process(jobs)
+    assert not (tmp_path / "a").exists()
+    out = run_in_process(jobs, keep_going=True)
+    assert [name for name, _ in out.failed] == ["gone"] and "missing.yaml" in out.failed[0][1]
+    assert {t.job for t in out.stages} == {"a"} and (tmp_path / "a" / "psi").is_dir()
 
 
 def test_pass_job_text_and_its_refusal():

@@ -99,6 +99,9 @@ def _register_pass(stage: Subparsers) -> None:
     )
     sp.add_argument("--deadline-s", type=float, help="start no job after this many seconds")
     sp.add_argument("--timings", help="append each stage's seconds here (steps.jsonl)")
+    sp.add_argument(
+        "--keep-going", action="store_true", help="log a failing job and go on (exit status 1)"
+    )
 
 
 def _task_list(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -167,13 +170,16 @@ def _stage_pass(args: argparse.Namespace, argv: Sequence[str]) -> int:
     jobs = [PassJob(j.id, j.config_path, j.run_dir) for j in task_jobs(task, patterns=args.jobs)]
     jobs += [parse_pass_job(text) for text in args.run]
     start = time.monotonic()
-    run_in_process(
+    outcome = run_in_process(
         jobs,
         overrides=args.override,
         deadline=start + args.deadline_s if args.deadline_s is not None else None,
         timings=Path(args.timings) if args.timings else None,
+        keep_going=args.keep_going,
     )
-    return EXIT_OK
+    for name, error in outcome.failed:
+        sys.stderr.write(f"failed: {name}: {error}\n")
+    return 1 if outcome.failed else EXIT_OK
 
 
 def _appendix(args: argparse.Namespace, argv: Sequence[str]) -> int:

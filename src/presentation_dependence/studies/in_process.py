@@ -29,7 +29,7 @@ from presentation_dependence.robustness.runner import PSIRunner
 from presentation_dependence.runners import EvalManager, ExperimentManager
 from presentation_dependence.studies.timing import record_step
 
-__all__ = ["PassJob", "StageTiming", "parse_pass_job", "run_in_process"]
+__all__ = ["PassJob", "PassOutcome", "StageTiming", "parse_pass_job", "run_in_process"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,14 @@ def _stages(
     ]
 
 
+@dataclass(frozen=True)
+class PassOutcome:
+    """What a pass did: the stages that finished, and the jobs that failed (name, error)."""
+
+    stages: list[StageTiming]
+    failed: list[tuple[str, str]]
+
+
 def run_in_process(
     jobs: Sequence[PassJob],
     *,
@@ -125,16 +133,23 @@ def run_in_process(
     deadline: float | None = None,
     timings: Path | None = None,
     build: Callable[[ExperimentConfig], Reranker] | None = None,
-) -> list[StageTiming]:
+    keep_going: bool = False,
+) -> PassOutcome:
     """Run, evaluate and PSI each of ``jobs`` in order (see the module doc). ``deadline`` is a
-    ``time.monotonic()`` value: no job starts after it. Returns the stages that finished."""
+    ``time.monotonic()`` value: no job starts after it. A failing job stops the pass, unless
+    ``keep_going``: then it is logged and recorded, and the next job starts."""
     rerankers = _Rerankers(build)
-    done: list[StageTiming] = []
+    out = PassOutcome([], [])
     for job in jobs:
         if deadline is not None and time.monotonic() > deadline:
             log.warning("pass: deadline passed; %s and the jobs after it are left", job.name)
             break
-        cfg = load_experiment_config(job.config, list(overrides))
-        reranker = rerankers(cfg)
-        done += _stages(job, cfg, reranker, timings)
-    return done
+        try:
+            cfg = load_experiment_config(job.config, list(overrides))
+            out.stages.extend(_stages(job, cfg, rerankers(cfg), timings))
+        except (PresdepError, OSError, ValueError, RuntimeError) as e:
+            if not keep_going:
+                raise
+            log.error("pass: %s failed (%s); going on", job.name, e)
+            out.failed.append((job.name, str(e)))
+    return out
