@@ -1,6 +1,6 @@
 """The ``presdep`` console command. Every subcommand parses, calls the package, returns an exit code.
 
-presdep run | rerank | psi | psi-runs | qa   rerank (a config, or any TREC run), order instability  (cli/runs.py)
+presdep run | rerank | psi | psi-diff | psi-runs | qa   rerank, order instability  (cli/runs.py)
 presdep bm25                         the BM25 first stage over a BEIR folder  (cli/firststage.py)
 presdep eval | compare | report       effectiveness, two runs paired, the order-instability report  (cli/evaluation.py)
 presdep configs | init | schema       the configs  (cli/project.py)

@@ -10,6 +10,7 @@ presdep qa CONFIG --run-dir DIR [--override KEY=VALUE ...] [--shard k/n] [--from
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,15 @@ def register(sub: Subparsers) -> None:
         help="recompute the metrics from psi/grade_distributions.npz (no model call); without "
         "CONFIG, by the run folder's own resolved_config.yaml (e.g. an archived folder)",
     )
+
+    d = command(
+        sub,
+        "psi-diff",
+        _cmd_psi_diff,
+        "two PSI folders of one config (two machines, a CPU and a GPU), score by score",
+    )
+    d.add_argument("a", help="a run folder or archive with psi/grade_distributions.npz")
+    d.add_argument("b", help="the other, same candidates and presentations")
 
     pr = command(
         sub,
@@ -236,6 +246,13 @@ def _cmd_psi(args: argparse.Namespace, argv: Sequence[str]) -> int:
     metrics = PSIRunner(cfg, run_dir, **keywords).run(from_scores=args.from_scores)
     if metrics is not None:
         _log_variants(metrics, jaccard=True)
+    return EXIT_OK
+
+
+def _cmd_psi_diff(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.robustness.archive_diff import archive_diff
+
+    sys.stdout.write(archive_diff(args.a, args.b).line() + "\n")
     return EXIT_OK
 
 
