@@ -3,6 +3,7 @@ per-query figures: macro average, stratified CI, the excluded axis, the verdict,
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -146,6 +147,31 @@ def test_cost_sums_psi_cpu_seconds_over_collections(root: Path) -> None:
     # 60 + 20 + 3 CPU s; tokens per presentation (1000 + 1200 + 1100) / 3
     assert "| oc-sft | 83 | c1 60, c2 20, dl19-splade 3 | 1100 |" in text
     assert "| off-the-shelf | — | c1 —, c2 —, dl19-splade — | — |" in text
+
+
+def test_cost_ends_with_where_each_scorer_ran_and_says_when_a_gpu_did(root: Path) -> None:
+    """The rows are labelled by provenance.json (runners/readback.py:recorded_cpus); the GPU's
+    note appears only when some row was scored on a GPU."""
+    xeon = {"model": "Intel Xeon", "flags": ["amx_bf16"]}
+    for coll in FIGURES:
+        for scorer in FIGURES[coll]:
+            gpu = scorer == "oc-sft" and coll == "c1"
+            inv = {"command": ["presdep"], "cpu": xeon, "reranker": {"device": "cpu"}}
+            if gpu:
+                inv["reranker"] = {"device": "cuda", "accelerator": "NVIDIA H200"}
+            record = {"invocations": [inv]}
+            (root / coll / scorer / "provenance.json").write_text(json.dumps(record))
+    text = collections_table(root)
+    gpu_label = "GPU NVIDIA H200 (cuda; host Intel Xeon [amx_bf16])"
+    assert f"oc-sft: {gpu_label}, Intel Xeon [amx_bf16]" in text
+    assert "off-the-shelf: Intel Xeon [amx_bf16]" in text
+    assert "the GPU's own time is not in them" in text
+    (root / "c1" / "oc-sft" / "provenance.json").write_text(
+        json.dumps({"invocations": [{"command": ["presdep"], "cpu": xeon}]})
+    )
+    text = collections_table(root)
+    assert "Processors (provenance.json): Intel Xeon [amx_bf16]." in text
+    assert "GPU" not in text.split("Processors (provenance.json)", 1)[1]
 
 
 def test_cli_writes_the_block(root: Path, tmp_path: Path, capsys) -> None:

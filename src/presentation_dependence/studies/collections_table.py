@@ -237,13 +237,17 @@ def cost_lines(c: Collections) -> list[str]:
         {"scorer": s, "cpus": sorted({p for r in c.rows.values() if s in r for p in r[s]["cpus"]})}
         for s in c.scorers
     ]
+    line = processors_line(by_scorer)
+    if any(p.startswith("GPU ") for r in by_scorer for p in r["cpus"]):
+        line += (
+            " On a GPU the CPU seconds are the host process's; the GPU's own time is not in them."
+        )
     return [
         *markdown_table(
             [*head, "prompt tokens per shuffled presentation (mean over collections)"], table
         ),
         "",
-        processors_line(by_scorer)
-        + " On a GPU the CPU seconds are the host process's; the GPU's own time is not in them.",
+        line,
     ]
 
 
