@@ -93,6 +93,14 @@ def _register_train(sub: Subparsers) -> None:
         help="when another process trains the same output_dir, wait for it to finish (then "
         "find its student) instead of refusing",
     )
+    t.add_argument(
+        "--continue-in",
+        choices=("float32", "bfloat16", "float16"),
+        metavar="DTYPE",
+        help="resume the checkpoints in this dtype instead of student.dtype's (float32 on a "
+        "CPU that emulates bfloat16); the frozen config is unchanged, the resume and the "
+        "provenance record it",
+    )
 
 
 def _register_select_lambda(sub: Subparsers) -> None:
@@ -154,18 +162,25 @@ def _cmd_train(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.trainer import train_student
 
     extra = [f"lambda_={chosen_lambda(args.lambda_from)}"] if args.lambda_from else []
-    return train_command(train_student, _training_config(args, extra), args, argv)
+    cfg = _training_config(args, extra)
+    return train_command(train_student, cfg, args, argv, continue_in=args.continue_in)
 
 
 def train_command(
-    train: Callable[..., Any], cfg: Any, args: argparse.Namespace, argv: Sequence[str]
+    train: Callable[..., Any],
+    cfg: Any,
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    **options: Any,
 ) -> int:
     """``train(cfg)`` (a student's ``train_student`` or a judge's ``train_judge``) with the
-    command's ``--restart``, ``--pause-at`` and ``--wait``; prints the adapter folder (main
-    process)."""
+    command's ``--restart``, ``--pause-at`` and ``--wait`` and the trainer's own ``options``;
+    prints the adapter folder (main process)."""
     if args.pause_at is not None and args.pause_at < 1:
         raise ConfigError(f"--pause-at {args.pause_at}: expected a step >= 1")
-    outcome = train(cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait)
+    outcome = train(
+        cfg, argv=argv, restart=args.restart, pause_at=args.pause_at, wait=args.wait, **options
+    )
     if outcome.is_main_process:
         sys.stdout.write(f"{outcome.adapter_dir}\n")
     return EXIT_OK

@@ -44,7 +44,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def start_log(path: Path, resumed_step: int | None, checkpoint: str | None = None) -> int:
+def start_log(
+    path: Path,
+    resumed_step: int | None,
+    checkpoint: str | None = None,
+    *,
+    continued_in: str | None = None,
+) -> int:
     """Begin ``path`` for a fresh run, or cut it back to ``resumed_step`` and mark the resume.
 
     Returns the number of lines dropped."""
@@ -69,6 +75,7 @@ def start_log(path: Path, resumed_step: int | None, checkpoint: str | None = Non
         "step": resumed_step,
         "checkpoint": checkpoint,
         "dropped_lines": dropped,
+        **({"continued_in": continued_in} if continued_in else {}),
         "time": _now(),
     }
     atomic_write_text(path, "".join(f"{x}\n" for x in [*kept, json.dumps(event)]))

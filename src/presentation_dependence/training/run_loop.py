@@ -152,10 +152,12 @@ def start_run(
     *,
     restart: bool,
     pause_at: int | None,
+    continue_in: str | None = None,
 ) -> RunStart:
     """The Trainer arguments of ``model``; the folder's checkpoints prepared for ``inputs``
     (main process: :func:`~.resume.prepare_checkpoints`, ``restart`` discards them), the point
-    training resumes from, and the progress log begun or cut back to it (main process)."""
+    training resumes from, and the progress log begun or cut back to it (main process; its
+    resume event records ``continue_in``, the dtype a resumed run continues in)."""
     out = cfg.resolved_output_dir
     args = training_arguments(cfg, model, out / CHECKPOINTS)
     if PartialState().is_main_process:
@@ -163,7 +165,12 @@ def start_run(
     PartialState().wait_for_everyone()
     checkpoint, state, resumed_step = resume_point(out, pause_at)
     if PartialState().is_main_process:
-        start_log(out / TRAIN_LOG, resumed_step, checkpoint.name if checkpoint else None)
+        start_log(
+            out / TRAIN_LOG,
+            resumed_step,
+            checkpoint.name if checkpoint else None,
+            continued_in=continue_in,
+        )
     return RunStart(cfg, args, pause_at, checkpoint, state, resumed_step)
 
 

@@ -94,9 +94,12 @@ def student_provenance(
     student: Student,
     slot_weights: Any,
     run: dict[str, Any],
+    *,
+    continued_in: str | None = None,
 ) -> dict[str, Any]:
     """The finished run's provenance: the config's recipe, the student, the silver files, the
-    inputs' fingerprints, how it ran (``args``), then ``run``'s figures, in that key order."""
+    inputs' fingerprints, how it ran (``args``; ``continued_in``: the dtype this invocation
+    resumed in instead of the config's), then ``run``'s figures, in that key order."""
     silver_info = [
         {
             k: h.get(k)
@@ -123,6 +126,7 @@ def student_provenance(
         "world_size": args.world_size,
         "gradient_checkpointing": args.gradient_checkpointing,
         "autocast_bf16": args.bf16,
+        **({"continued_in": continued_in} if continued_in else {}),
         **run,
     }
     return collect_provenance(

@@ -28,10 +28,14 @@ trains data-parallel on every visible GPU with no code change (each process take
 of the queries; only the main process writes). On GPU the base runs in bfloat16 with autocast
 and gradient checkpointing; on CPU in bfloat16 on every processor
 (``TRAINING_CPU_DTYPE``), without autocast and without checkpointing, each set explicitly.
+``continue_in`` (``presdep train --continue-in float32``) finishes a resumed run in another
+dtype, e.g. on a CPU that only emulates bfloat16: the frozen config is unchanged, and the
+resume event and the provenance record the dtype and the step it took over at.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ import torch
 from transformers import TrainerCallback
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.options import check_dtype
 from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
@@ -51,9 +56,11 @@ from presentation_dependence.training.inputs import TrainingInputs, training_inp
 from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.readout_trainer import ReadoutTrainer, snapshot_dir
 from presentation_dependence.training.resume import (
+    CHECKPOINTS,
     check_checkpoints,
     check_finished,
     finished_provenance,
+    latest_checkpoint,
 )
 from presentation_dependence.training.run_loop import (
     RunOutcome,
@@ -93,6 +100,7 @@ def train_student(
     callbacks: Sequence[TrainerCallback] = (),
     pause_at: int | None = None,
     wait: bool = False,
+    continue_in: str | None = None,
 ) -> TrainOutcome:
     """Train the student ``cfg`` describes; save adapter, config and provenance (main process).
 
@@ -108,6 +116,10 @@ def train_student(
     (a rerun without it trains on to the end, as after a kill); the outcome's ``adapter_dir``
     is the step's snapshot, also when the run had paused or finished before (which needs
     ``train.keep_snapshots``).
+
+    ``continue_in``: a dtype (``float32``, ``bfloat16``, ``float16``) to resume in instead of
+    ``student.dtype``'s; refused without a checkpoint to resume from (a fresh run names its
+    dtype in the config) and with ``restart``.
     """
     out = cfg.resolved_output_dir
     if pause_at is not None and not cfg.train.keep_snapshots:
@@ -116,13 +128,28 @@ def train_student(
             "Fix: set train.keep_snapshots: true"
         )
     refuse_foreign_folder(out)
+    if continue_in is not None:
+        _check_continue_in(out, continue_in, restart)
     return claimed_run(
         out,
         wait=wait,
         restart=restart,
         done=lambda main: _done(cfg, silver, student, pause_at, main),
-        train=lambda: _train(cfg, argv, silver, student, restart, callbacks, pause_at),
+        train=lambda: _train(cfg, argv, silver, student, restart, callbacks, pause_at, continue_in),
     )
+
+
+def _check_continue_in(out: Path, dtype: str, restart: bool) -> None:
+    """Refuse ``continue_in`` where there is no run to continue."""
+    check_dtype(dtype)
+    if dtype == "auto":
+        raise ConfigError("--continue-in auto: name a dtype (float32, bfloat16, float16)")
+    if restart or latest_checkpoint(out / CHECKPOINTS) is None:
+        why = "--restart trains from scratch" if restart else f"{out} has no checkpoint"
+        raise ConfigError(
+            f"--continue-in {dtype} finishes a resumed run, but {why}. Fix: set student.dtype "
+            f"to {dtype} in the config to train a new run in it"
+        )
 
 
 def _done(
@@ -170,11 +197,14 @@ def _train(
     restart: bool,
     callbacks: Sequence[TrainerCallback],
     pause_at: int | None,
+    continue_in: str | None,
 ) -> TrainOutcome:
-    silver, inputs, student = _inputs(cfg, silver, student, restart)
+    silver, inputs, student = _inputs(cfg, silver, student, restart, continue_in)
     slot_weights = _slot_weights(cfg)
     dataset = _dataset(cfg, silver)
-    start = start_run(cfg, student, inputs, restart=restart, pause_at=pause_at)
+    start = start_run(
+        cfg, student, inputs, restart=restart, pause_at=pause_at, continue_in=continue_in
+    )
     trainer = build_trainer(
         ReadoutTrainer,
         start,
@@ -188,17 +218,30 @@ def _train(
     )
     _announce(cfg, dataset, student, start)
     provenance = partial(
-        student_provenance, cfg, argv, silver, inputs, start.args, student, slot_weights
+        student_provenance,
+        cfg,
+        argv,
+        silver,
+        inputs,
+        start.args,
+        student,
+        slot_weights,
+        continued_in=continue_in,
     )
     make = partial(TrainOutcome, student=student, trainer=trainer)
     return finish_run(make, start, trainer, student, "student", provenance)
 
 
 def _inputs(
-    cfg: TrainingConfig, silver: SilverSet | None, student: Student | None, restart: bool
+    cfg: TrainingConfig,
+    silver: SilverSet | None,
+    student: Student | None,
+    restart: bool,
+    continue_in: str | None = None,
 ) -> tuple[SilverSet, TrainingInputs, Student]:
     """The silver labels (checked against the test split), their fingerprint (checked against
-    the folder's checkpoints unless ``restart``) and the student (loaded if not given)."""
+    the folder's checkpoints unless ``restart``) and the student (loaded if not given, in
+    ``continue_in`` when given)."""
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     silver = silver if silver is not None else read_silver(cfg.silver.path)
@@ -207,8 +250,11 @@ def _inputs(
     if not restart:
         check_checkpoints(cfg.resolved_output_dir, cfg, inputs)
     if student is None:
+        options = cfg.student_options
+        if continue_in is not None:
+            options = dataclasses.replace(options, dtype=continue_in)
         student = load_student(
-            cfg.student_options,
+            options,
             cfg.lora,
             reranker_class=cfg.student_class,
             seed=cfg.seed,
