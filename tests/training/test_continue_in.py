@@ -19,6 +19,7 @@ pytest.importorskip("peft")
 from presentation_dependence.cli import main
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.training.config import training_config_from_raw
+from presentation_dependence.training.export import training_record
 from presentation_dependence.training.progress import TRAIN_LOG
 from presentation_dependence.training.silver import SilverSet
 from presentation_dependence.training.trainer import train_student
@@ -52,6 +53,9 @@ def test_a_paused_run_continues_in_another_dtype(
     last = prov["invocations"][-1]
     assert last["continued_in"] == "bfloat16" and last["resumed_from_step"] == 2
     assert last["student"]["dtype"] == "bfloat16"
+    record = training_record(cfg, out)  # what a model card says about it
+    assert record["dtype"] == "float32 (steps 1-2), bfloat16 (from step 3: continued in bfloat16)"
+    assert record["resumed_from_step"] == 2
 
 
 def test_continue_in_needs_a_run_to_continue(

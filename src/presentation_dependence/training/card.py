@@ -139,7 +139,10 @@ def _training(student: ShippedStudent) -> list[str]:
                 "training data sha256": t.get("training_data_sha256"),
                 "final training loss": t.get("train_loss"),
                 "training dtype": t.get("dtype"),
-                "processor": t.get("processor"),
+                "processor": t.get("processor")
+                if not t.get("resumed_from_step")
+                else f"{t.get('processor')} (the last invocation: from step "
+                f"{t.get('resumed_from_step')} on)",
                 "code commit": t.get("commit"),
             }
         ),

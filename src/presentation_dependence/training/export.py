@@ -41,6 +41,7 @@ from presentation_dependence.rerankers import build_reranker
 from presentation_dependence.runners.readback import read_provenance
 from presentation_dependence.training.card import render_card
 from presentation_dependence.training.config import TrainingConfig, read_folder_config
+from presentation_dependence.training.model import TRAINING_CPU_DTYPE
 from presentation_dependence.training.pool import POOL_LICENCES
 
 __all__ = ["DTYPES", "export_student", "write_manifest"]
@@ -167,9 +168,23 @@ def training_record(cfg: TrainingConfig, run_dir: Path) -> dict[str, Any]:
         "commit": git.get("commit"),
         "dirty": git.get("dirty"),
         "processor": cpu_label(rec.get("cpu")),
-        "dtype": (rec.get("student") or {}).get("dtype"),
+        "resumed_from_step": rec.get("resumed_from_step"),
+        "dtype": _training_dtype(cfg, rec),
         "base_revision": (rec.get("student") or {}).get("revision"),
     }
+
+
+def _training_dtype(cfg: TrainingConfig, rec: Mapping[str, Any]) -> str | None:
+    """The dtype the student trained in; for a run resumed in another dtype (``presdep train
+    --continue-in``), the configured one up to the resumed step and the other after it."""
+    ran = (rec.get("student") or {}).get("dtype")
+    other = rec.get("continued_in")
+    if not other:
+        return ran
+    configured = cfg.student_options.dtype
+    configured = TRAINING_CPU_DTYPE if configured == "auto" else configured  # auto: bf16 anywhere
+    step = int(rec.get("resumed_from_step") or 0)
+    return f"{configured} (steps 1-{step}), {other} (from step {step + 1}: continued in {other})"
 
 
 def pool_licences(cfg: TrainingConfig) -> tuple[str, ...]:
