@@ -142,7 +142,7 @@ def _training(student: ShippedStudent) -> list[str]:
                 "processor": t.get("processor")
                 if not t.get("resumed_from_step")
                 else f"{t.get('processor')} (the last invocation: from step "
-                f"{t.get('resumed_from_step')} on)",
+                f"{int(t['resumed_from_step']) + 1} on)",
                 "code commit": t.get("commit"),
             }
         ),
