@@ -134,7 +134,7 @@ def test_help_lists_every_subcommand(capsys) -> None:
         *("configs", "init"),
         "schema",
         *("judge", "noise", "gate", "silver", "train", "select-lambda"),
-        *("judge-splits", "train-judge", "judge-averaged", "student", "study"),
+        *("judge-splits", "train-judge", "train-reward", "judge-averaged", "student", "study"),
     ]
     assert _listed(capsys, ["student"]) == ["list", "show", "verify", "export"]
     assert _listed(capsys, ["study"]) == [

@@ -25,6 +25,10 @@ from presentation_dependence.training.judge_config import (
     load_judge_training_config,
 )
 from presentation_dependence.training.judge_splits import load_splits_spec
+from presentation_dependence.training.reward_config import (
+    load_reward_model_config,
+    reward_model_config_from_raw,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))
@@ -33,6 +37,7 @@ CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))
 FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("experiments/", lambda p: load_experiment_config(p, environ={})),
     ("judge/train/splits.yaml", load_splits_spec),
+    ("judge/train/reward-", load_reward_model_config),
     ("judge/train/", load_judge_training_config),
     ("judge/", load_judge_config),
     ("study/content-study.yaml", load_plan),
@@ -53,6 +58,7 @@ ROUND_TRIP = {
     "experiments/": config_from_raw,
     "judge/": judge_from_raw,
     "judge/train/": judge_training_config_from_raw,
+    "judge/train/reward-": reward_model_config_from_raw,
     "self-distill/": training_config_from_raw,
 }
 

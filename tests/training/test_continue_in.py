@@ -62,7 +62,7 @@ def test_continue_in_needs_a_run_to_continue(
     tiny_model: str, silver_file: Path, tmp_path: Path
 ) -> None:
     cfg = training_config_from_raw(raw_cfg(tiny_model, silver_file, tmp_path / "new"), "c")
-    with pytest.raises(ConfigError, match="has no checkpoint. Fix: set student.dtype"):
+    with pytest.raises(ConfigError, match=r"has no checkpoint\. Fix: set student\.dtype"):
         train_student(cfg, continue_in="float32")
     with pytest.raises(ConfigError, match="--restart trains from scratch"):
         train_student(cfg, continue_in="float32", restart=True)

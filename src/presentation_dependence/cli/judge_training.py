@@ -3,6 +3,7 @@
 presdep judge-splits SPEC                                 build the splits file (spec's ``out``)
 presdep judge-splits --export SPLIT --splits FILE --out DIR   one jsonl response set per set
 presdep train-judge CONFIG [--override KEY=VALUE ...] [--restart] [--pause-at STEP] [--wait]
+presdep train-reward CONFIG [--override KEY=VALUE ...] [--restart] [--wait]   trl reward model
 presdep judge-averaged RUN_DIR ...    test-time averaging of a sweep's records -> averaged.json
 """
 
@@ -52,7 +53,28 @@ def register(sub: Subparsers) -> None:
     t.add_argument("--restart", action="store_true", help="discard checkpoints and the judge")
     t.add_argument("--pause-at", type=int, metavar="STEP", help="stop at this step (checkpoint)")
     t.add_argument("--wait", action="store_true", help="wait for another process on the folder")
+    _register_reward(sub)
     _register_averaged(sub)
+
+
+def _register_reward(sub: Subparsers) -> None:
+    r = command(
+        sub,
+        "train-reward",
+        _cmd_train_reward,
+        "train the order-free reference judge: a reward model (trl RewardTrainer, LoRA)",
+        description="Each response scored alone by the base with a scalar head, fitted by "
+        "trl's RewardTrainer on (chosen, rejected) pairs of the judge sets' train split. Writes "
+        "<output_dir>/adapter/ (LoRA + head), judge.yaml (judge_class: reward_model), "
+        "resolved_config.yaml and provenance.json; rerun to resume. Prints the adapter folder.",
+    )
+    add_config(
+        r,
+        "a reward-model config (configs/judge/train/reward-model.yaml)",
+        override_example="train.max_steps=5",
+    )
+    r.add_argument("--restart", action="store_true", help="discard checkpoints and the model")
+    r.add_argument("--wait", action="store_true", help="wait for another process on the folder")
 
 
 def _register_averaged(sub: Subparsers) -> None:
@@ -121,3 +143,13 @@ def _cmd_train_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     cfg = load_judge_training_config(args.config, args.override or ())
     return train_command(train_judge, cfg, args, argv)
+
+
+def _cmd_train_reward(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.training.reward_config import load_reward_model_config
+    from presentation_dependence.training.reward_trainer import train_reward_model
+
+    cfg = load_reward_model_config(args.config, args.override or ())
+    outcome = train_reward_model(cfg, argv=argv, restart=args.restart, wait=args.wait)
+    sys.stdout.write(f"{outcome.adapter_dir}\n")
+    return EXIT_OK

@@ -34,7 +34,13 @@ The pure statistics (Wilson interval, exact McNemar test, rerun noise in SE unit
 """
 
 from presentation_dependence.judge.items.records import JudgeRecord, JudgeRequest, ResponseItem
-from presentation_dependence.judge.judges import api, generative, readout, scripted  # noqa: F401  (registers)
+from presentation_dependence.judge.judges import (  # noqa: F401  (registers)
+    api,
+    generative,
+    readout,
+    reward,
+    scripted,
+)
 from presentation_dependence.judge.judges.base import JUDGES, Judge, JudgeIdentity, build_judge
 from presentation_dependence.judge.parser import parse_verdict
 from presentation_dependence.judge.placement import make_requests, placements

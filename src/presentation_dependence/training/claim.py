@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 TRAIN_CLAIM = "train"
 _TRAINING_KEYS = ("variant", "student", "silver")  # what every frozen training config holds
 _JUDGE_TRAINING_KEYS = ("variant", "judge", "splits")  # ... and every judge training config
+_REWARD_MODEL_KEYS = ("model_name", "splits", "max_length", "lora")  # ... and a reward model's
 
 
 def _foreign(out: Path) -> str | None:
@@ -46,7 +47,8 @@ def _foreign(out: Path) -> str | None:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         return f"its {RESOLVED_CONFIG} is unreadable ({type(e).__name__})"
     if isinstance(raw, dict) and any(
-        all(k in raw for k in keys) for keys in (_TRAINING_KEYS, _JUDGE_TRAINING_KEYS)
+        all(k in raw for k in keys)
+        for keys in (_TRAINING_KEYS, _JUDGE_TRAINING_KEYS, _REWARD_MODEL_KEYS)
     ):
         return None
     keys = ", ".join(sorted(raw)[:4]) if isinstance(raw, dict) else type(raw).__name__

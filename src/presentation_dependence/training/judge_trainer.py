@@ -46,6 +46,7 @@ from presentation_dependence.training.resume import (
     check_finished,
     finished_provenance,
 )
+from presentation_dependence.training.reward_config import RewardModelConfig
 from presentation_dependence.training.run_loop import (
     RunOutcome,
     build_trainer,
@@ -97,9 +98,9 @@ class JudgeOutcome(RunOutcome):
     trainer: JudgeTrainer | None
 
 
-def training_items(cfg: JudgeTrainingConfig) -> list[ResponseItem]:
+def training_items(cfg: JudgeTrainingConfig | RewardModelConfig) -> list[ResponseItem]:
     """The ``train`` split of ``cfg.sets`` (every trained set when empty), each set cut to its
-    first ``max_items``."""
+    first ``max_items`` (a readout arm's or the reward model's config)."""
     items = load_split_items(cfg.splits, "train", cfg.sets)
     if cfg.max_items is None:
         return items
