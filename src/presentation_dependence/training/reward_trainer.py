@@ -210,6 +210,7 @@ def _reward_config(cfg: RewardModelConfig, ckpt_dir: Path, device: str) -> Any:
         # the pad token is the tokenizer's: load_reward_model set it (REWARD_PAD)
         disable_dropout=True,
         dataloader_num_workers=0,
+        disable_tqdm=True,  # progress goes to the run log, not a bar
     )
 
 
