@@ -2,7 +2,7 @@
 
 presdep judge CONFIG [--override KEY=VALUE ...] [--out DIR]
 presdep noise CONFIG [--batch-sizes 1 4] [--repeats 2] [--one-at-a-time] [--reference FILE] [--out DIR]
-presdep gate CONFIG [--threshold T] [--k K] [--verdict FILE]   (exit 1 = fail beyond noise)
+presdep gate CONFIG [--threshold T | --threshold-from SUMMARY] [--k K] [--verdict FILE]   (exit 1 = fail beyond noise)
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.cli.common import EXIT_OK, Subparsers, add_config, add_out, command
+from presentation_dependence.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    add_config,
+    add_out,
+    command,
+    log,
+)
 
 __all__ = ["register"]
 
@@ -35,7 +42,14 @@ def register(sub: Subparsers) -> None:
 
     g = command(sub, "gate", _cmd_gate, "noise-aware pass/fail of a judge score (exit 1 = fail)")
     add_config(g, "configs/judge/<ID>.yaml (its gate block)")
-    g.add_argument("--threshold", type=float, help="gate.threshold")
+    t = g.add_mutually_exclusive_group()
+    t.add_argument("--threshold", type=float, help="gate.threshold")
+    t.add_argument(
+        "--threshold-from",
+        metavar="SUMMARY",
+        help="choose gate.threshold from a held-out sweep's summary.json: the lower end of its "
+        "accuracy interval, rounded down to gate.grid (judge/scoring/threshold.py)",
+    )
     g.add_argument("--k", type=int, help="gate.k: calls per case")
     g.add_argument("--verdict", help="JSON verdict path (default <output_root>/<ID>/<ts>/...)")
 
@@ -68,11 +82,24 @@ def _cmd_noise(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _cmd_gate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.judge.runner import run_gate_task
+    from presentation_dependence.judge.scoring.threshold import read_heldout_threshold
 
-    extra = [f"gate.threshold={args.threshold}"] if args.threshold is not None else []
-    extra += [f"gate.k={args.k}"] if args.k is not None else []
+    extra = [f"gate.k={args.k}"] if args.k is not None else []
+    choice = None
+    if args.threshold_from:
+        gate = _judge_config(args, extra).gate
+        choice = read_heldout_threshold(
+            args.threshold_from, grid=gate.grid, convention=gate.convention
+        )
+        log.info("threshold %g from %s", choice.threshold, args.threshold_from)
+        extra.append(f"gate.threshold={choice.threshold}")
+    elif args.threshold is not None:
+        extra.append(f"gate.threshold={args.threshold}")
     verdict = run_gate_task(
-        _judge_config(args, extra), Path(args.verdict) if args.verdict else None, argv
+        _judge_config(args, extra),
+        Path(args.verdict) if args.verdict else None,
+        argv,
+        threshold_choice=choice.to_dict() if choice else None,
     )
     sys.stdout.write(verdict.reason + "\n")
     return verdict.exit_code

@@ -186,9 +186,13 @@ def _write_noise(
 
 
 def run_gate_task(
-    cfg: JudgeTaskConfig, verdict_path: Path | None = None, argv: Sequence[str] | None = None
+    cfg: JudgeTaskConfig,
+    verdict_path: Path | None = None,
+    argv: Sequence[str] | None = None,
+    threshold_choice: Mapping[str, Any] | None = None,
 ) -> GateVerdict:
-    """Judge the config's cases k times and decide; writes the JSON verdict."""
+    """Judge the config's cases k times and decide; writes the JSON verdict (with
+    ``threshold_choice``, how the threshold was chosen, when given)."""
     if verdict_path is not None and verdict_path.is_dir():
         raise PresdepError(
             f"--verdict {verdict_path} is a folder; give a file path, e.g. "
@@ -200,6 +204,7 @@ def run_gate_task(
     path = verdict_path or default_run_dir(cfg) / "gate_verdict.json"
     out = {
         **verdict.to_dict(),
+        **({"threshold_choice": dict(threshold_choice)} if threshold_choice else {}),
         "config": redact_obj(cfg.to_plain()),
         "command": redact_obj(list(argv)) if argv is not None else None,
         "time_utc": utc_now(),
