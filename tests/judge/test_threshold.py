@@ -32,7 +32,7 @@ def test_the_rule_by_hand() -> None:
     assert heldout_threshold(SUMMARY, grid=0.0).threshold == 0.637  # no grid: the bound itself
     exact = {"score_fail0": {"mean": 0.8, "ci_low": 0.65, "n": 10}}
     assert heldout_threshold(exact, grid=0.05).threshold == 0.65  # on the grid: kept
-    with pytest.raises(ConfigError, match="no score_fail0 .* Fix: point at the summary.json"):
+    with pytest.raises(ConfigError, match=r"no score_fail0 .* Fix: point at the summary\.json"):
         heldout_threshold({"records": 3}, grid=0.05)
     with pytest.raises(ConfigError, match="convention"):
         heldout_threshold(SUMMARY, grid=0.05, convention="zero")

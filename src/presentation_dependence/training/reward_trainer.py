@@ -137,9 +137,9 @@ def _train(
         torch.set_num_threads(cfg.train.num_threads)
     items = list(items) if items is not None else training_items(cfg)
     pairs = preference_pairs(items)
-    set_seed(cfg.seed)  # the scalar head's init
+    set_seed(cfg.seed)  # the data order and LoRA's init
     options = ModelOptions(cfg.model_name, cfg.revision, "auto", cfg.dtype, cfg.trust_remote_code)
-    model, tokenizer, snapshot = load_reward_model(options, None)
+    model, tokenizer, snapshot = load_reward_model(options, None, seed=cfg.seed)
 
     def ids(prompt: str, response: str) -> list[int]:
         return reward_ids(tokenizer, prompt, response, cfg.max_response_chars, cfg.max_length)

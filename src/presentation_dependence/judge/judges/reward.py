@@ -68,7 +68,11 @@ _MODELS: dict[tuple[Any, ...], Any] = {}
 class RewardModelOptions(ModelOptions, JudgeOptions):
     """A trained reward model (``<output_dir>/judge.yaml`` of ``presdep train-reward``)."""
 
-    adapter_path: str | None = opt(None, "the reward model's adapter folder (<output_dir>/adapter)")
+    adapter_path: str | None = opt(
+        None,
+        "the reward model's adapter folder (<output_dir>/adapter); null = the base with an "
+        "untrained head drawn from seed (chance-level verdicts: smoke runs and tests)",
+    )
     max_response_chars: int | None = opt(2000, "cut each response (as in training)")
     max_length: int = opt(1024, "tokens kept of prompt + response (the end is kept)")
     num_threads: int | None = opt(None, "torch.set_num_threads; null = leave")
@@ -76,8 +80,10 @@ class RewardModelOptions(ModelOptions, JudgeOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not self.adapter_path:
-            raise ConfigError("adapter_path: name the trained reward model's adapter folder")
+        if self.adapter_path is not None and (
+            not isinstance(self.adapter_path, str) or not self.adapter_path
+        ):
+            raise ConfigError(f"adapter_path must be a path or null, got {self.adapter_path!r}")
 
 
 def reward_ids(
@@ -97,11 +103,12 @@ def reward_ids(
 
 
 def load_reward_model(
-    o: ModelOptions, adapter: str | None, *, num_labels: int = 1
+    o: ModelOptions, adapter: str | None, *, seed: int = 0
 ) -> tuple[Any, Any, str]:
-    """(model, tokenizer, snapshot) of a reward model: the base with a scalar head, the LoRA
-    adapter (and the trained head) of ``adapter`` attached when given; the pad token is
-    :data:`REWARD_PAD`. The snapshot is the base's fingerprint plus the adapter's sha256."""
+    """(model, tokenizer, snapshot) of a reward model: the base with a scalar head (initialised
+    from ``seed``, without touching the global RNG), the LoRA adapter and the trained head of
+    ``adapter`` attached when given; the pad token is :data:`REWARD_PAD`. The snapshot is the
+    base's fingerprint plus the adapter's sha256 (or the head's seed when untrained)."""
     from peft import PeftModel
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -114,18 +121,23 @@ def load_reward_model(
     if REWARD_PAD not in tokenizer.get_vocab():
         raise ConfigError(f"{resolved.path}: the tokenizer has no {REWARD_PAD} token to pad with")
     tokenizer.pad_token = REWARD_PAD
-    model = AutoModelForSequenceClassification.from_pretrained(
-        resolved.path,
-        num_labels=num_labels,
-        dtype=dtype,
-        revision=o.revision,
-        trust_remote_code=o.trust_remote_code,
-    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            resolved.path,
+            num_labels=1,
+            dtype=dtype,
+            revision=o.revision,
+            trust_remote_code=o.trust_remote_code,
+        )
     model.config.pad_token_id = tokenizer.pad_token_id
     snapshot = f"{resolved.fingerprint()}+reward-head"
     if adapter is not None:
         model = PeftModel.from_pretrained(model, adapter)
         snapshot += f"+lora:{adapter_sha256(adapter)[:16]}"
+    else:
+        logger.warning("reward model without adapter_path: an untrained head (seed %d)", seed)
+        snapshot += f":untrained-seed-{seed}"
     return model.to(dev).eval(), tokenizer, snapshot
 
 
@@ -137,18 +149,20 @@ class RewardModelJudge:
     judge_class: ClassVar[str] = "reward_model"
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
-        if not isinstance(options, RewardModelOptions):
-            raise ConfigError("the reward_model judge needs its adapter_path (a trained model)")
-        self.options = options
+        if options is not None and not isinstance(options, RewardModelOptions):
+            raise ConfigError(
+                f"reward_model takes RewardModelOptions, got {type(options).__name__}"
+            )
+        self.options = options if options is not None else RewardModelOptions()
         self._loaded: tuple[Any, Any, str] | None = None
 
     def _load(self) -> tuple[Any, Any, str]:
         if self._loaded is None:
             o = self.options
-            key = (o.model_name, o.revision, o.dtype, o.device, o.adapter_path)
+            key = (o.model_name, o.revision, o.dtype, o.device, o.adapter_path, o.seed)
             with _LOCK:
                 if key not in _MODELS:
-                    _MODELS[key] = load_reward_model(o, o.adapter_path)
+                    _MODELS[key] = load_reward_model(o, o.adapter_path, seed=o.seed)
                 self._loaded = _MODELS[key]
         return self._loaded
 
