@@ -27,7 +27,7 @@ import torch
 from transformers import TrainerCallback
 
 from presentation_dependence.judge.items.records import ResponseItem
-from presentation_dependence.models.embedded import resolve_model
+from presentation_dependence.models.embedded import ResolvedModel, resolve_model
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.inputs import TrainingInputs
@@ -56,7 +56,14 @@ from presentation_dependence.training.run_loop import (
     start_run,
 )
 
-__all__ = ["JudgeOutcome", "JudgeTrainer", "items_fingerprint", "train_judge", "training_items"]
+__all__ = [
+    "JudgeOutcome",
+    "JudgeTrainer",
+    "items_fingerprint",
+    "items_inputs",
+    "train_judge",
+    "training_items",
+]
 
 log = logging.getLogger(__name__)
 
@@ -123,17 +130,25 @@ def items_fingerprint(items: Sequence[ResponseItem]) -> str:
     return h.hexdigest()
 
 
+def items_inputs(
+    items: Sequence[ResponseItem], resolved: ResolvedModel, splits: str
+) -> TrainingInputs:
+    """The content fingerprints a judge's checkpoints and finished folder are checked
+    against: the items (:func:`items_fingerprint`) and the base model ``resolved``."""
+    return TrainingInputs(
+        data=items_fingerprint(items),
+        base=resolved.fingerprint(),
+        silver_path=splits,
+        model_name=resolved.model_name,
+    )
+
+
 def _inputs(
     cfg: JudgeTrainingConfig, items: Sequence[ResponseItem], model: JudgeModel | None
 ) -> TrainingInputs:
     o = cfg.judge_options
     resolved = model.resolved if model is not None else resolve_model(o.model_name, o.revision)
-    return TrainingInputs(
-        data=items_fingerprint(items),
-        base=resolved.fingerprint(),
-        silver_path=cfg.splits,
-        model_name=resolved.model_name,
-    )
+    return items_inputs(items, resolved, cfg.splits)
 
 
 def train_judge(

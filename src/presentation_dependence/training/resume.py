@@ -51,6 +51,10 @@ from presentation_dependence.training.judge_config import (
     judge_training_config_from_raw,
 )
 from presentation_dependence.training.progress import TRAIN_LOG
+from presentation_dependence.training.reward_config import (
+    RewardModelConfig,
+    reward_model_config_from_raw,
+)
 
 __all__ = [
     "CHECKPOINTS",
@@ -101,16 +105,21 @@ def _read_json(path: Path) -> Any:
 
 
 AnyTrainingConfig = TrainingConfig | JudgeTrainingConfig  # a student's or a judge's
+FolderConfig = AnyTrainingConfig | RewardModelConfig  # ... or a reward model's (trl)
 
 
-def freeze(out: Path, cfg: AnyTrainingConfig) -> None:
+def freeze(out: Path, cfg: FolderConfig) -> None:
     """Freeze ``cfg`` into ``out/resolved_config.yaml`` (the shared run folder): a folder that
     holds a student, checkpoints or a progress log of another config is refused with the diff.
     :data:`OPERATIONAL_KEYS` are not compared; keys a folder lacks take their defaults."""
-    judge = isinstance(cfg, JudgeTrainingConfig)
+    from_raw: Any = training_config_from_raw
+    if isinstance(cfg, JudgeTrainingConfig):
+        from_raw = judge_training_config_from_raw
+    elif isinstance(cfg, RewardModelConfig):
+        from_raw = reward_model_config_from_raw
     RunFolder(out).freeze_config(
         cfg,
-        from_raw=judge_training_config_from_raw if judge else training_config_from_raw,
+        from_raw=from_raw,
         ignore=OPERATIONAL_KEYS,
         fix="Rerun with the config it was made with, point output_dir elsewhere, or pass "
         "--restart (train_student(restart=True)) to discard it.",
@@ -245,7 +254,7 @@ def prune(folder: Path, keep: int | None) -> None:
             _remove(p)
 
 
-def check_checkpoints(out: Path, cfg: AnyTrainingConfig, inputs: TrainingInputs) -> None:
+def check_checkpoints(out: Path, cfg: FolderConfig, inputs: TrainingInputs) -> None:
     """Refuse checkpoints in ``out`` made from other training data or another base model
     (their config is the folder's, checked by :func:`freeze`)."""
     folder = out / CHECKPOINTS
@@ -267,7 +276,7 @@ def check_checkpoints(out: Path, cfg: AnyTrainingConfig, inputs: TrainingInputs)
 
 
 def prepare_checkpoints(
-    out: Path, cfg: AnyTrainingConfig, inputs: TrainingInputs, restart: bool
+    out: Path, cfg: FolderConfig, inputs: TrainingInputs, restart: bool
 ) -> None:
     """Main process, before training: discard (``restart``) and freeze the config anew, drop
     partial checkpoints, and record the inputs' fingerprints in ``checkpoints/run.json``."""

@@ -33,30 +33,28 @@ import yaml
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.judge.judges.reward import load_reward_model, reward_ids
+from presentation_dependence.models.embedded import resolve_model
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.readout.options import ModelOptions
-from presentation_dependence.runners.run_folder import PROVENANCE, RunFolder, invocations
+from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.secrets import redact_obj
 from presentation_dependence.training.claim import claim_training, refuse_foreign_folder
-from presentation_dependence.training.judge_trainer import items_fingerprint, training_items
+from presentation_dependence.training.inputs import TrainingInputs
+from presentation_dependence.training.judge_trainer import items_inputs, training_items
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
-    OPERATIONAL_KEYS,
     CheckpointMarker,
-    check_resumable,
+    check_checkpoints,
+    check_finished,
     discard,
-    latest_checkpoint,
+    freeze,
+    prepare_checkpoints,
+    resume_point,
+    train_record,
 )
-from presentation_dependence.training.reward_config import (
-    RewardModelConfig,
-    reward_model_config_from_raw,
-)
+from presentation_dependence.training.reward_config import RewardModelConfig
 
 __all__ = ["RewardOutcome", "preference_pairs", "train_reward_model"]
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 log = logging.getLogger(__name__)
@@ -103,27 +101,26 @@ def train_reward_model(
     with claim_training(out, wait=wait):
         if restart:
             discard(out)
-        RunFolder(out).freeze_config(
-            cfg,
-            from_raw=reward_model_config_from_raw,
-            ignore=OPERATIONAL_KEYS,
-            fix="Rerun with the config it was made with, point output_dir elsewhere, or pass "
-            "--restart to discard it.",
-        )
-        if (out / "adapter").is_dir():
+        freeze(out, cfg)
+        items = list(items) if items is not None else training_items(cfg)
+        inputs = items_inputs(items, resolve_model(cfg.model_name, cfg.revision), cfg.splits)
+        rec = train_record(out)
+        if rec is not None:
+            check_finished(out, rec, inputs)
             log.info("%s already holds the reward model of this config: nothing to train", out)
-            rec = invocations(read_json(out / PROVENANCE))[-1]
             step, loss = int(rec["global_step"]), float(rec["train_loss"])
             return RewardOutcome(out, out / "adapter", step, loss, skipped=True)
+        check_checkpoints(out, cfg, inputs)
         with RunFolder(out).logging_to_file():
-            return _train(cfg, out, argv, items, callbacks)
+            return _train(cfg, out, argv, items, inputs, callbacks)
 
 
 def _train(
     cfg: RewardModelConfig,
     out: Path,
     argv: Sequence[str] | None,
-    items: Sequence[ResponseItem] | None,
+    items: Sequence[ResponseItem],
+    inputs: TrainingInputs,
     callbacks: Sequence[Any],
 ) -> RewardOutcome:
     from datasets import Dataset
@@ -135,7 +132,6 @@ def _train(
         import torch
 
         torch.set_num_threads(cfg.train.num_threads)
-    items = list(items) if items is not None else training_items(cfg)
     pairs = preference_pairs(items)
     set_seed(cfg.seed)  # the data order and LoRA's init
     options = ModelOptions(cfg.model_name, cfg.revision, "auto", cfg.dtype, cfg.trust_remote_code)
@@ -154,6 +150,7 @@ def _train(
         modules_to_save=["score"],
     )
     ckpt_dir = out / CHECKPOINTS
+    prepare_checkpoints(out, cfg, inputs, restart=False)  # run.json: what a resume is checked on
     trainer = RewardTrainer(
         model=model,
         args=_reward_config(cfg, ckpt_dir, model.device.type),
@@ -162,13 +159,11 @@ def _train(
         peft_config=lora,
         callbacks=[CheckpointMarker(cfg.train.save_total_limit), *callbacks],
     )
-    checkpoint = latest_checkpoint(ckpt_dir)
+    checkpoint, _, resumed = resume_point(out, None)
     if checkpoint is not None:
-        check_resumable(checkpoint)
         log.info("resuming %s from %s", cfg.id, checkpoint)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     step = int(trainer.state.global_step)
-    resumed = int(checkpoint.name.rsplit("-", 1)[1]) if checkpoint else None
     run = {
         "pairs": len(pairs),
         "items": len(items),
@@ -177,7 +172,7 @@ def _train(
         "resumed_from_step": resumed,
         "log_history": trainer.state.log_history,
     }
-    adapter = _save(cfg, out, trainer, argv, items, snapshot, run)
+    adapter = _save(cfg, out, trainer, argv, items, inputs, snapshot, run)
     log.info("saved the reward model to %s (%d steps)", out, step)
     return RewardOutcome(out, adapter, step, float(result.training_loss), False, resumed)
 
@@ -220,6 +215,7 @@ def _save(
     trainer: Any,
     argv: Sequence[str] | None,
     items: Sequence[ResponseItem],
+    inputs: TrainingInputs,
     snapshot: str,
     run: dict[str, Any],
 ) -> Path:
@@ -239,7 +235,8 @@ def _save(
         "base_model": snapshot,
         "splits": {"path": cfg.splits, "sets": list(cfg.sets)},
         "training_items": [it.item_id for it in items],
-        "training_data_sha256": items_fingerprint(items),
+        "training_data_sha256": inputs.data,
+        "base_model_fingerprint": inputs.base,
         "world_size": int(os.environ.get("WORLD_SIZE", "1")),
         **run,
     }
