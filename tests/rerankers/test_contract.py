@@ -82,6 +82,16 @@ def build(name: str, tiny_model: str, **overrides: object) -> Reranker:
         }
         base.update({k: v for k, v in overrides.items() if k in ("batch_size", "one_at_a_time")})
         kw.update(base=base, num_orders=3)
+    if "members" in fields:  # a fusion: the gold labels and the pointwise readout, fused
+        kw["members"] = [
+            {"reranker_class": "GoldQrelsReranker", "qrels": str(contract_qrels())},
+            {
+                "reranker_class": "PointwiseGradeReranker",
+                "model_name": tiny_model,
+                "device": "cpu",
+                "dtype": "float32",
+            },
+        ]
     kw.update({k: v for k, v in overrides.items() if k in fields})
     return cls(cls.config_cls(**kw))  # type: ignore[call-arg]
 

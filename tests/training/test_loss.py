@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.training.config import LossOptions
 from presentation_dependence.training.loss import (
     consistency,
     grade_targets,
+    listmle,
     listnet,
     masked_grade_ce,
     masked_mse,
@@ -133,3 +136,59 @@ def test_readout_loss_terms_add_up() -> None:
         readout_loss(scores, target, mask, fit="ce")
     with pytest.raises(ValueError, match="fit must be"):
         readout_loss(scores, target, mask, fit="l1")
+
+
+def test_listmle_matches_the_plackett_luce_likelihood_by_hand() -> None:
+    scores = torch.tensor([[0.5, 2.0, -1.0, 7.0]])
+    target = torch.tensor([[1.0, 3.0, 0.0, 9.0]])
+    mask = torch.tensor([[True, True, True, False]])  # the 4th is padding: ignored
+    # target order among real candidates: 1 (3.0), 0 (1.0), 2 (0.0)
+    s = [2.0, 0.5, -1.0]
+    by_hand = sum(torch.logsumexp(torch.tensor(s[i:]), 0) - s[i] for i in range(3)) / 3
+    assert torch.allclose(listmle(scores, target, mask), by_hand)
+    # temperature divides the scores; only the target's order counts, not its values
+    assert torch.allclose(
+        listmle(scores * 2, target, mask, temperature=2.0), listmle(scores, target, mask)
+    )
+    assert torch.allclose(listmle(scores, target**3 + 5, mask), listmle(scores, target, mask))
+
+
+def test_listmle_ties_keep_input_order_and_short_lists_count_nothing() -> None:
+    scores = torch.tensor([[0.0, 1.0]])
+    tied = listmle(scores, torch.tensor([[2.0, 2.0]]), torch.ones(1, 2, dtype=torch.bool))
+    first_wins = listmle(scores, torch.tensor([[3.0, 2.0]]), torch.ones(1, 2, dtype=torch.bool))
+    assert torch.allclose(tied, first_wins)
+    one = torch.tensor([[True, False]])
+    assert listmle(torch.tensor([[1.0, float("nan")]]), scores, one) == 0
+
+
+def test_listmle_gradient_raises_the_teachers_first_and_skips_padding() -> None:
+    scores = torch.tensor([[0.0, 0.0, float("nan")]], requires_grad=True)
+    loss = listmle(scores, torch.tensor([[0.0, 3.0, 0.0]]), torch.tensor([[True, True, False]]))
+    (g,) = torch.autograd.grad(loss, scores)
+    assert g[0, 1] < 0 < g[0, 0] and g[0, 2] == 0  # descent raises candidate 1, lowers 0
+    assert torch.allclose(loss, torch.log(torch.tensor(2.0)) / 2)
+
+
+def test_rank_loss_and_fit_weight_in_the_total() -> None:
+    scores = torch.tensor([[[1.0, 2.0, 0.0], [2.0, 1.0, 0.0]]])
+    target = torch.tensor([[3.0, 0.0, 1.0]])
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    parts = readout_loss(
+        scores, target, mask, 0.5, rank_weight=2.0, rank_loss="listmle", fit_weight=0.25
+    )
+    mle = (listmle(scores[:, 0], target, mask) + listmle(scores[:, 1], target, mask)) / 2
+    assert torch.allclose(parts.rank, mle)
+    assert torch.allclose(
+        parts.total, 0.25 * parts.fit + 2.0 * parts.rank + 0.5 * parts.consistency
+    )
+    with pytest.raises(ValueError, match="rank_loss must be"):
+        readout_loss(scores, target, mask, rank_weight=1.0, rank_loss="lambdarank")
+
+
+def test_loss_block_refuses_a_loss_without_fit_or_rank() -> None:
+    assert LossOptions(fit_weight=0.0, rank_weight=1.0).rank_loss == "listnet"
+    with pytest.raises(ConfigError, match="both 0"):
+        LossOptions(fit_weight=0.0)
+    with pytest.raises(ConfigError, match="fit_weight must be >= 0"):
+        LossOptions(fit_weight=-1.0)

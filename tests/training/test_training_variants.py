@@ -19,13 +19,13 @@ from presentation_dependence.cli import main
 from presentation_dependence.records import Query
 from presentation_dependence.report.figures import base_tau_psi
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
-from presentation_dependence.studies import curve as curve_module
 from presentation_dependence.studies.curve import (
     checkpoint_adapters,
     curve_markdown,
     curve_paired,
     learning_curve_points,
 )
+from presentation_dependence.training import heldout_curve as curve_module
 from presentation_dependence.training.config import load_training_config
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.trainer import train_student

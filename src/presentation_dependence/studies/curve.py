@@ -14,12 +14,8 @@ resumes point by point; ``curve.json`` gathers them.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
-import re
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,54 +23,16 @@ from presentation_dependence.errors import PresdepError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.markdown import markdown_table
 from presentation_dependence.metrics.stats import paired_bootstrap
-from presentation_dependence.readout.adapter import adapter_sha256
-from presentation_dependence.rerankers.grade import clear_model_cache
 from presentation_dependence.seeding import rng_from
 from presentation_dependence.training.config import TrainingConfig, load_training_config
-from presentation_dependence.training.lambda_select import (
-    cached,
-    evaluate_heldout,
-    student_reranker,
+from presentation_dependence.training.heldout_curve import (
+    checkpoint_adapters,
+    curve_point,
+    heldout_head,
 )
-from presentation_dependence.training.resume import train_record
-from presentation_dependence.training.splits import JudgedQuery, load_queries, stratified_head
 
 __all__ = ["checkpoint_adapters", "curve_doc", "curve_markdown", "curve_paired", "curve_series"]
 __all__ += ["learning_curve_points"]
-
-log = logging.getLogger(__name__)
-PER_QUERY = ("ndcg_given", "ndcg_mean", "tau_psi")
-_STEP = re.compile(r"^step-(\d+)$")
-
-
-def checkpoint_adapters(
-    output_dir: str | Path, every: int = 1, steps: Sequence[int] | None = None
-) -> list[tuple[int, Path]]:
-    """``(step, adapter folder)`` of every snapshot (``train.keep_snapshots``) whose step is a
-    multiple of ``every`` (or, given ``steps``, one of them), ascending, then the final adapter
-    when it is later."""
-    if every < 1:
-        raise ValueError(f"every must be >= 1, got {every}")
-    wanted = None if steps is None else set(steps)
-    out = Path(output_dir)
-    found: list[tuple[int, Path]] = []
-    snaps = out / "snapshots"
-    if snaps.is_dir():
-        for p in snaps.iterdir():
-            m = _STEP.match(p.name)
-            if not m or not (p / "adapter_model.safetensors").is_file():
-                continue
-            step = int(m.group(1))
-            if (step in wanted) if wanted is not None else step % every == 0:
-                found.append((step, p))
-    found.sort()
-    final = out / "adapter"
-    prov = train_record(out)
-    if (final / "adapter_model.safetensors").is_file() and prov is not None:
-        step = int(prov.get("global_step", 0))
-        if not found or step > found[-1][0]:
-            found.append((step, final))
-    return found
 
 
 def curve_series(
@@ -123,77 +81,28 @@ def learning_curve_points(
     base_points: dict[str, dict[str, Any]] | None = None,
     per_query: bool = False,
 ) -> list[dict[str, Any]]:
-    """One held-out measurement per checkpoint of ``cfg``'s student (cached, resumable): the
-    base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
-    ``steps``), the final adapter. ``base_points`` (one dict passed for several students)
-    measures the base model once for students that serve it the same way on the same
-    queries. Points keep their per-query scores (``per_query``: nDCG@10 given and over the
-    shuffles, τ-PSI); with ``per_query`` a cached point made before they were kept is
-    measured again."""
+    """One held-out measurement per checkpoint of ``cfg``'s student
+    (:func:`~presentation_dependence.training.heldout_curve.curve_point`: cached, resumable):
+    the base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
+    ``steps``), the final adapter; gathered in ``<output_dir>/curve.json``."""
     out = cfg.resolved_output_dir
-    heldout = stratified_head(load_queries(cfg.splits.heldout, "splits.heldout"), max_queries)
-    points: list[dict[str, Any]] = []
-    cache = out / "curve"
-    cache.mkdir(parents=True, exist_ok=True)
+    heldout = heldout_head(cfg, max_queries)
     todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out, every, steps)]
-    for step, adapter in todo:
-        key = {
-            "adapter_sha256": "base" if adapter is None else adapter_sha256(adapter),
-            "num_presentations": num_presentations,
-            "seed": seed,
-            "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],
-        }
-        shared = None
-        if adapter is None and base_points is not None:
-            blob = json.dumps({"student": cfg.student, **key}, sort_keys=True, default=str)
-            shared = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-        make: Callable[[], dict[str, Any]] = partial(
-            _measure, cfg, heldout, step, adapter, num_presentations, seed
+    points = [
+        curve_point(
+            cfg,
+            heldout,
+            step,
+            adapter,
+            num_presentations=num_presentations,
+            seed=seed,
+            base_points=base_points,
+            per_query=per_query,
         )
-        if shared is not None and base_points is not None and shared in base_points:
-            make = partial(dict, base_points[shared])  # measured for another student
-        path = cache / f"step-{step:06d}.json"
-        if per_query:
-            _drop_without_per_query(path)
-        point = cached(path, key, "point", make)
-        if shared is not None and base_points is not None:
-            base_points.setdefault(shared, point)
-        points.append(point)
+        for step, adapter in todo
+    ]
     atomic_write_text(out / "curve.json", json.dumps(points, indent=1) + "\n")
     return points
-
-
-def _measure(
-    cfg: TrainingConfig,
-    heldout: Sequence[JudgedQuery],
-    step: int,
-    adapter: Path | None,
-    num_presentations: int,
-    seed: int,
-) -> dict[str, Any]:
-    """One point: the student with ``adapter`` (None: the base model) on the held-out queries."""
-    reranker = student_reranker(cfg, adapter)
-    result = evaluate_heldout(reranker, heldout, num_presentations=num_presentations, seed=seed)
-    clear_model_cache()
-    point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
-    point["per_query"] = {q: {k: m[k] for k in PER_QUERY} for q, m in result["per_query"].items()}
-    log.info(
-        "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",
-        cfg.id,
-        step,
-        point["ndcg_mean"],
-        point["tau_psi"],
-        point["num_queries"],
-    )
-    return point
-
-
-def _drop_without_per_query(path: Path) -> None:
-    """Delete a cached point measured before per-query scores were kept."""
-    if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8")).get("point") or {}
-        if "per_query" not in old:
-            path.unlink()
 
 
 def curve_markdown(series: dict[str, list[dict[str, Any]]]) -> str:

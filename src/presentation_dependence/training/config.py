@@ -40,6 +40,14 @@ from presentation_dependence.rerankers import RERANKERS, RerankerConfig
 from presentation_dependence.rerankers.base import reranker_block
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.training.calibration import CalibrationConfig
+from presentation_dependence.training.config_blocks import (
+    EarlyStoppingOptions,
+    LossOptions,
+    PropensityOptions,
+    SelectionOptions,
+    SplitsConfig,
+    positive,
+)
 from presentation_dependence.training.run_config import (
     RunFolderConfig,
     build_run_config,
@@ -48,6 +56,7 @@ from presentation_dependence.training.run_config import (
 
 __all__ = [
     "VARIANTS",
+    "EarlyStoppingOptions",
     "LoraOptions",
     "LossOptions",
     "OptimOptions",
@@ -75,15 +84,6 @@ def _default_grade_block() -> dict[str, Any]:
     return {"reranker_class": "GradeReranker", "model_name": EMBEDDED, "max_passage_chars": 300}
 
 
-def _positive(name: str, value: Any, *, minimum: float = 1, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-        raise ConfigError(
-            f"{name} must be >= {minimum}{' or null' if allow_none else ''}, got {value!r}"
-        )
-
-
 @dataclass(frozen=True)
 class SilverConfig:
     """Where the silver labels are and how they are made (``scripts/train/make_silver.py``)."""
@@ -103,8 +103,8 @@ class SilverConfig:
     )
 
     def __post_init__(self) -> None:
-        _positive("silver.num_orders", self.num_orders)
-        _positive("silver.seed", self.seed, minimum=0)
+        positive("silver.num_orders", self.num_orders)
+        positive("silver.seed", self.seed, minimum=0)
         object.__setattr__(self, "teacher", reranker_block(self.teacher, "silver.teacher"))
 
 
@@ -148,10 +148,10 @@ class OptimOptions:
             "save_steps",
             "save_total_limit",
         ):
-            _positive(f"train.{name}", getattr(self, name))
-        _positive("train.max_steps", self.max_steps, allow_none=True)
-        _positive("train.num_threads", self.num_threads, allow_none=True)
-        _positive("train.warmup_steps", self.warmup_steps, minimum=0)
+            positive(f"train.{name}", getattr(self, name))
+        positive("train.max_steps", self.max_steps, allow_none=True)
+        positive("train.num_threads", self.num_threads, allow_none=True)
+        positive("train.warmup_steps", self.warmup_steps, minimum=0)
 
 
 @dataclass(frozen=True)
@@ -168,86 +168,12 @@ class LoraOptions:
     )
 
     def __post_init__(self) -> None:
-        _positive("lora.r", self.r)
-        _positive("lora.alpha", self.alpha)
+        positive("lora.r", self.r)
+        positive("lora.alpha", self.alpha)
         if not 0 <= self.dropout < 1:
             raise ConfigError(f"lora.dropout must be in [0, 1), got {self.dropout}")
         if not self.target_modules:
             raise ConfigError("lora.target_modules must name at least one module")
-
-
-@dataclass(frozen=True)
-class LossOptions:
-    """The ``loss`` block: the fit term and an optional listwise ranking term."""
-
-    fit: Literal["mse", "ce"] = opt(
-        "mse",
-        "mse: squared error of E[g] to the label; ce: cross-entropy of P(g) against the label's "
-        "two-point grade distribution (no vanishing gradient once P(g) is peaked)",
-    )
-    rank_weight: float = opt(0.0, "weight of the ListNet term over a query's candidates")
-    rank_temperature: float = opt(1.0, "ListNet temperature τ (on the 0–3 scale)")
-
-    def __post_init__(self) -> None:
-        if self.rank_weight < 0:
-            raise ConfigError(f"loss.rank_weight must be >= 0, got {self.rank_weight}")
-        if not self.rank_temperature > 0:
-            raise ConfigError(f"loss.rank_temperature must be > 0, got {self.rank_temperature}")
-
-
-@dataclass(frozen=True)
-class PropensityOptions:
-    """The ``propensity`` block of ``debias_first``: where the slot propensities come from."""
-
-    psi_dir: str = opt(
-        "",
-        "a PSI run folder of the off-the-shelf scorer (its psi/grade_distributions.npz) on "
-        "non-test queries; the propensity of slot j is its mean score over shuffled "
-        "presentations divided by the mean over all slots",
-    )
-    clip: float = opt(5.0, "inverse-propensity weights are clipped to [1/clip, clip]")
-
-    def __post_init__(self) -> None:
-        if not self.clip >= 1:
-            raise ConfigError(f"propensity.clip must be >= 1, got {self.clip}")
-
-
-@dataclass(frozen=True)
-class SplitsConfig:
-    """Query sets that must stay apart from training (docs/EVAL-PROTOCOL.md, λ selection)."""
-
-    test: list[DataConfig] = opt_factory(list, "the test queries (never trained or selected on)")
-    heldout: list[DataConfig] = opt_factory(list, "the held-out queries λ is selected on")
-
-
-@dataclass(frozen=True)
-class SelectionOptions:
-    """The ``selection`` block: the λ grid and how one is chosen (``select_lambda.py``)."""
-
-    lambdas: list[float] = opt_factory(lambda: [0.3, 1.0, 3.0], "the λ grid (each > 0)")
-    criterion: Literal["ndcg_mean", "tau_psi"] = opt(
-        "ndcg_mean",
-        "ndcg_mean: highest mean nDCG@k over shuffled presentations; tau_psi: lowest τ-PSI",
-    )
-    num_presentations: int = opt(5, "M shuffled presentations per held-out query")
-    seed: int = opt(0, "seed of the held-out presentations")
-    ndcg_k: int = opt(10, "nDCG cutoff")
-    at_step: int | None = opt(
-        None,
-        "compare the λ students at this step of their runs (each trained that far, its schedule "
-        "the full run's; the chosen one then trained to the end); null: each trained in full",
-    )
-
-    def __post_init__(self) -> None:
-        if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
-            raise ConfigError(
-                f"selection.lambdas must be a non-empty list of λ > 0, got {self.lambdas}"
-            )
-        if len(set(self.lambdas)) != len(self.lambdas):
-            raise ConfigError(f"selection.lambdas repeats a value: {self.lambdas}")
-        _positive("selection.num_presentations", self.num_presentations, minimum=2)
-        _positive("selection.ndcg_k", self.ndcg_k)
-        _positive("selection.at_step", self.at_step, allow_none=True)
 
 
 @dataclass(frozen=True)
@@ -292,11 +218,14 @@ class TrainingConfig(RunFolderConfig):
     )
     splits: SplitsConfig = opt_factory(SplitsConfig, "test and held-out queries")
     selection: SelectionOptions = opt_factory(SelectionOptions, "λ selection")
+    early_stopping: EarlyStoppingOptions = opt_factory(
+        EarlyStoppingOptions, "stop on the held-out curve (off unless patience is set)"
+    )
 
     def __post_init__(self) -> None:
-        _positive("seed", self.seed, minimum=0)
-        _positive("teacher_orders", self.teacher_orders)
-        _positive("views", self.views)
+        positive("seed", self.seed, minimum=0)
+        positive("teacher_orders", self.teacher_orders)
+        positive("views", self.views)
         if self.lambda_ < 0:
             raise ConfigError(f"lambda_ must be >= 0, got {self.lambda_}")
         student = reranker_block(self.student, "student")
@@ -313,6 +242,30 @@ class TrainingConfig(RunFolderConfig):
                 f"({self.silver.num_orders}): the silver file has only that many orders"
             )
         self._check_variant()
+        self._check_early_stopping()
+
+    def _check_early_stopping(self) -> None:
+        if not self.early_stopping.enabled:
+            return
+        problems = []
+        if not self.train.keep_snapshots:
+            problems.append(
+                "train.keep_snapshots is false, and each checkpoint's adapter is measured and "
+                "the best one kept. Fix: set train.keep_snapshots: true"
+            )
+        if self.finetune != "lora":
+            problems.append(
+                "finetune is full, and a checkpoint is measured from its adapter snapshot. "
+                "Fix: finetune: lora, or unset early_stopping.patience"
+            )
+        if not self.splits.heldout:
+            problems.append(
+                "splits.heldout is empty. Fix: name the held-out queries the curve is measured on"
+            )
+        if problems:
+            raise ConfigError(
+                "early_stopping.patience is set, but " + "; ".join(problems), key="early_stopping"
+            )
 
     def _check_variant(self) -> None:
         v, t, views, lam = self.variant, self.teacher_orders, self.views, self.lambda_

@@ -31,22 +31,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.io.markdown import markdown_table
-from presentation_dependence.metrics.ranking import ndcg_at_k
-from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.provenance import collect_provenance
 from presentation_dependence.readout.adapter import adapter_sha256
-from presentation_dependence.rerankers import Reranker, build_reranker
-from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
-from presentation_dependence.robustness.analysis import query_metrics
-from presentation_dependence.runners.progress import progress
 from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.heldout_curve import (
+    cached,
+    evaluate_heldout,
+    student_reranker,
+)
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.silver import SilverSet, read_silver
 from presentation_dependence.training.splits import (
@@ -59,34 +55,8 @@ from presentation_dependence.training.splits import (
 
 __all__ = ["choose_lambda", "evaluate_heldout", "lambda_markdown", "run_lambda_selection"]
 
+
 log = logging.getLogger(__name__)
-
-
-def evaluate_heldout(
-    reranker: Reranker,
-    heldout: Sequence[JudgedQuery],
-    *,
-    num_presentations: int,
-    seed: int,
-    ndcg_k: int = 10,
-) -> dict[str, Any]:
-    """Mean nDCG@k in the given order and over M shuffles, τ-PSI and friends, over queries."""
-    rob = RobustnessConfig(num_presentations=num_presentations, ndcg_k=ndcg_k)
-    per_query: dict[str, dict[str, float]] = {}
-    for source, req, qrels in progress(heldout, "held-out evaluation", unit="query"):
-        cands = list(req.candidates)
-        n = len(cands)
-        grades = np.array([qrels.get(c.docid, 0) for c in cands], dtype=np.float64)
-        ideal = np.array(list(qrels.values()) or [0], dtype=np.float64)
-        perms = draw_presentations("random_shuffle", n, num_presentations, seed, req.query.qid)
-        matrix = score_presentations(reranker, req.query, cands, perms).scores
-        given = score_presentations(reranker, req.query, cands, [range(n)]).scores[0]
-        metrics = query_metrics(matrix, grades, ideal, rob)
-        metrics["ndcg_given"] = ndcg_at_k(given, grades, k=ndcg_k, ideal_gains=ideal)
-        per_query[f"{source}/{req.query.qid}"] = metrics
-    keys = ("ndcg_given", "ndcg_mean", "tau_psi", "mean_tau", "delta_ndcg", "score_var")
-    means = {k: float(np.mean([pq[k] for pq in per_query.values()])) for k in keys}
-    return {**means, "num_queries": len(per_query), "per_query": per_query}
 
 
 def choose_lambda(curve: Sequence[dict[str, Any]], criterion: str) -> float:
@@ -96,31 +66,6 @@ def choose_lambda(curve: Sequence[dict[str, Any]], criterion: str) -> float:
     sign = -1.0 if criterion == "ndcg_mean" else 1.0
     best = min(curve, key=lambda row: (round(sign * float(row[criterion]), 12), row["lambda"]))
     return float(best["lambda"])
-
-
-def student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
-    """The reranker of ``cfg``'s student block, serving ``adapter`` (None: the base model);
-    with the training's thread count where the block names none (two torch threads beside a
-    job on the other core ran a held-out evaluation 5x slower than one)."""
-    block = dict(cfg.student)
-    if block.get("num_threads") is None and cfg.train.num_threads:
-        block["num_threads"] = cfg.train.num_threads
-    if adapter is not None:
-        block["adapter_path"] = str(adapter)
-    rc = RerankerConfig.from_raw(block)
-    return build_reranker(rc.reranker_class, rc.options)
-
-
-def cached(path: Path, key: dict[str, Any], name: str, make: Callable[[], Any]) -> Any:
-    """``make()``, reused from ``path`` when it was made with the same ``key``; a new value is
-    stored there as ``{"key": key, name: value}``."""
-    if path.is_file():
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved.get("key") == key:
-            return saved[name]
-    value = make()
-    atomic_write_text(path, json.dumps({"key": key, name: value}, indent=1) + "\n")
-    return value
 
 
 def evaluated_row(

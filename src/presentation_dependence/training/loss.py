@@ -17,11 +17,16 @@ nothing and gets a zero gradient), and a batch's loss is the mean of its queries
     on grade 2, so its expectation is y). Why offer it: E[g] is a softmax average, and once
     P(g) is peaked the squared error's gradient ``2(E − y)·P(g)(g − E)`` vanishes with the
     spread of P, while the cross-entropy's ``P − q`` does not (docs/studies/fit-diagnosis.md);
-* rank (optional, weight ``rank_weight``): :func:`listnet`, the ListNet cross-entropy between
-  softmax(label / τ) and softmax(E[g] / τ) over a query's candidates, per view;
+* rank (optional, weight ``rank_weight``), per view, one of (``rank_loss``)
+  - ``listnet``: :func:`listnet`, the cross-entropy between softmax(label / τ) and
+    softmax(E[g] / τ) over a query's candidates: the teacher as a temperature-scaled
+    distribution;
+  - ``listmle``: :func:`listmle`, the Plackett–Luce likelihood of the teacher's ordering of the
+    list: the teacher's per-list order, not its values;
 * consistency (OC-SFT): ``mean_d (s_A(d) − s_B(d))²`` for the views A, B, averaged over all
   view pairs when V > 2; exactly 0 when the views are the same presentation;
-* total = fit + rank_weight · rank + λ · consistency.
+* total = fit_weight · fit + rank_weight · rank + λ · consistency (``fit_weight`` 1 unless a
+  recipe swaps the calibrated grades for the ranking term alone).
 
 Optional ``weights[q, v, d]`` (DebiasFirst's inverse propensities) weigh the fit and rank
 terms per candidate and view: the per-query mean becomes a weighted mean.
@@ -37,9 +42,11 @@ import torch
 __all__ = [
     "CONSISTENCY_KINDS",
     "FIT_LOSSES",
+    "RANK_LOSSES",
     "LossParts",
     "consistency",
     "grade_targets",
+    "listmle",
     "listnet",
     "masked_grade_ce",
     "masked_mse",
@@ -48,6 +55,7 @@ __all__ = [
 ]
 
 FIT_LOSSES = ("mse", "ce")
+RANK_LOSSES = ("listnet", "listmle")
 CONSISTENCY_KINDS = ("squared", "sym_kl")
 
 
@@ -139,6 +147,35 @@ def listnet(
     return per_query[has].mean()
 
 
+def listmle(
+    scores: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float = 1.0,
+) -> torch.Tensor:
+    """ListMLE (Xia et al., ICML 2008): the Plackett–Luce negative log-likelihood of the order
+    ``target`` gives a query's real candidates, under ``scores / τ``; per query the mean over its
+    positions, then the mean over the queries with two or more real candidates.
+
+    With π the candidates sorted by target, descending: ``(1/n) Σ_i [log Σ_{j≥i} exp(s_π(j)/τ)
+    − s_π(i)/τ]``. Only the target's order counts, not its values, so a monotone calibration of
+    the teacher changes nothing. Ties in the target keep the input (first-stage) order: use
+    ListNet for labels with many ties (gold grades).
+    """
+    neg = torch.finfo(scores.dtype).min / 4
+    t = torch.where(mask, target.to(scores.dtype), torch.full_like(scores, neg))
+    order = torch.sort(-t, dim=-1, stable=True).indices  # padding last
+    s = torch.where(mask, scores / temperature, torch.full_like(scores, neg)).gather(-1, order)
+    real = mask.gather(-1, order)
+    tail = torch.flip(torch.logcumsumexp(torch.flip(s, [-1]), dim=-1), [-1])  # log Σ_{j≥i}
+    terms = torch.where(real, tail - s, torch.zeros_like(s))
+    per_query = terms.sum(dim=-1) / real.sum(dim=-1).clamp(min=1)
+    has = mask.sum(dim=-1) >= 2
+    if not bool(has.any()):
+        return scores.new_zeros(())
+    return per_query[has].mean()
+
+
 def consistency(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``mean_d (a(d) − b(d))²`` over real candidates, per query, then mean over queries."""
     return masked_mse(a, b, mask)
@@ -164,12 +201,15 @@ def readout_loss(
     fit: str = "mse",
     rank_weight: float = 0.0,
     rank_temperature: float = 1.0,
+    rank_loss: str = "listnet",
+    fit_weight: float = 1.0,
     weights: torch.Tensor | None = None,
 ) -> LossParts:
-    """fit + rank_weight · rank (means over views) + λ · consistency (mean over view pairs).
+    """fit_weight · fit + rank_weight · rank (means over views) + λ · consistency (mean over
+    view pairs).
 
     ``scores`` (Q, V, N), ``log_probs`` (Q, V, N, G) (needed by ``fit="ce"``), ``target`` and
-    ``mask`` (Q, N), ``weights`` (Q, V, N) or None.
+    ``mask`` (Q, N), ``weights`` (Q, V, N) or None (they weigh the fit; ListMLE takes none).
     """
     if scores.dim() != 3:
         raise ValueError(f"scores must be (queries, views, candidates), got {tuple(scores.shape)}")
@@ -177,6 +217,8 @@ def readout_loss(
         raise ValueError(f"fit must be one of {FIT_LOSSES}, got {fit!r}")
     if fit == "ce" and log_probs is None:
         raise ValueError("fit='ce' needs the log-probabilities of the grades")
+    if rank_loss not in RANK_LOSSES:
+        raise ValueError(f"rank_loss must be one of {RANK_LOSSES}, got {rank_loss!r}")
     target = target.to(scores.dtype)
     views = scores.shape[1]
 
@@ -190,8 +232,9 @@ def readout_loss(
         fits = [masked_mse(scores[:, v], target, mask, w(v)) for v in range(views)]
     fit_term = torch.stack(fits).mean()
     if rank_weight:
+        ranker = listnet if rank_loss == "listnet" else listmle
         rank = torch.stack(
-            [listnet(scores[:, v], target, mask, rank_temperature) for v in range(views)]
+            [ranker(scores[:, v], target, mask, rank_temperature) for v in range(views)]
         ).mean()
     else:
         rank = scores.new_zeros(())
@@ -200,7 +243,7 @@ def readout_loss(
         cons = torch.stack([consistency(scores[:, i], scores[:, j], mask) for i, j in pairs]).mean()
     else:
         cons = scores.new_zeros(())
-    total = fit_term
+    total = fit_term if fit_weight == 1 else fit_weight * fit_term
     if rank_weight:
         total = total + rank_weight * rank
     if lambda_:

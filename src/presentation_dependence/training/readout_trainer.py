@@ -101,6 +101,8 @@ class ReadoutTrainer(Trainer):
             fit=opts.fit,
             rank_weight=opts.rank_weight,
             rank_temperature=opts.rank_temperature,
+            rank_loss=opts.rank_loss,
+            fit_weight=opts.fit_weight,
             weights=self._weights(ro.slots),
         )
         if model.training:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from accelerate import PartialState
 from transformers import PrinterCallback, TrainerCallback
@@ -45,6 +45,7 @@ from presentation_dependence.training.resume import (
 from presentation_dependence.training.save import save_student
 
 __all__ = [
+    "CheckpointSelection",
     "RunOutcome",
     "RunStart",
     "build_trainer",
@@ -201,6 +202,19 @@ def build_trainer(
     return trainer
 
 
+class CheckpointSelection(Protocol):
+    """Picks the checkpoint a run saves instead of its last weights (early stopping:
+    :class:`~.early_stop.HeldoutEarlyStopping`)."""
+
+    def stopped(self, step: int | None) -> bool:
+        """Whether training had already ended at checkpoint ``step`` (a resumed run)."""
+        ...
+
+    def selected(self, step: int) -> tuple[Path, dict[str, Any]] | None:
+        """At the run's end (step ``step``): the snapshot to save and its provenance record."""
+        ...
+
+
 def finish_run(
     make: Callable[..., OutcomeT],
     start: RunStart,
@@ -208,15 +222,24 @@ def finish_run(
     model: TrainableModel,
     what: str,
     provenance: Callable[[dict[str, Any]], dict[str, Any]],
+    selection: CheckpointSelection | None = None,
 ) -> OutcomeT:
     """Train from ``start``'s checkpoint; unless the run paused at ``start.pause_at``, save the
     trained ``what`` (world process zero: :func:`~.save.save_student`) with the provenance record
     ``provenance(run)`` (``run``: the global step, train loss, resumed step, seconds and log
-    history); the outcome, made by ``make`` (the outcome class with its model and Trainer)."""
+    history); the outcome, made by ``make`` (the outcome class with its model and Trainer).
+    With ``selection`` the saved weights are the checkpoint it selects, and ``run`` records
+    why (``early_stopping``)."""
     cfg, out = start.cfg, start.cfg.resolved_output_dir
     t0 = time.perf_counter()
+    ended = selection is not None and selection.stopped(start.resumed_step)
     history, step = run_trainer(
-        trainer, model.model, start.checkpoint, start.checkpoint_state, start.resumed_step
+        trainer,
+        model.model,
+        start.checkpoint,
+        start.checkpoint_state,
+        start.resumed_step,
+        ended=ended,
     )
     seconds = time.perf_counter() - t0
     train_loss = run_loss(history)
@@ -225,13 +248,19 @@ def finish_run(
     if paused:
         log.info("paused %s at step %d of %d", cfg.id, step, trainer.state.max_steps)
     elif trainer.is_world_process_zero():
-        run = {
+        run: dict[str, Any] = {
             "global_step": step,
             "train_loss": train_loss,
             "resumed_from_step": start.resumed_step,
             "seconds": seconds,
             "log_history": history,
         }
+        chosen = None if selection is None else selection.selected(step)
+        if chosen is not None:
+            snapshot, record = chosen
+            run["early_stopping"] = record
+            load_adapter_weights(model.model, snapshot)
+            log.info("saving the weights of %s (the selected checkpoint)", snapshot)
         adapter = save_student(cfg, provenance(run), trainer, out, model.tokenizer)
         log.info("saved the %s to %s (%d steps, %.1f s)", what, out, step, seconds)
     trainer.accelerator.wait_for_everyone()
@@ -253,13 +282,16 @@ def run_trainer(
     checkpoint: Path | None,
     ckpt_state: dict[str, Any],
     resumed_step: int | None,
+    *,
+    ended: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
     """Train (resuming from ``checkpoint``); the log history and the final global step
-    (``model``: the peft model whose adapter a checkpoint of the finished run restores)."""
+    (``model``: the peft model whose adapter a checkpoint of the finished run restores).
+    ``ended``: training had stopped at that checkpoint (early stopping decided there)."""
     if (
         checkpoint is not None
         and resumed_step is not None
-        and (resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
+        and (ended or resumed_step >= int(ckpt_state.get("max_steps") or 0) > 0)
     ):
         # Training had ended in that checkpoint (the kill came during the final save); the
         # Trainer would resume into one step too many when max_steps ends mid-epoch.

@@ -1,0 +1,183 @@
+"""Early stopping on the held-out learning curve (the ``early_stopping`` block).
+
+At every checkpoint (``train.save_steps``) the student's adapter snapshot is scored on the
+held-out queries (:func:`~.heldout_curve.curve_point`: the learning curve's own point, cached in
+``<output_dir>/curve/``, so the curve command later measures nothing twice). The rule
+(:func:`stop_decision`) walks the checkpoints in step order: the first sets the best value; a
+later one improves on it when it is better by more than ``min_delta`` (higher nDCG@10 over the
+shuffles, or lower τ-PSI); training stops once ``patience`` checkpoints in a row did not. The
+adapter saved as the run's is the best checkpoint's (the base model, step 0, is not a
+candidate: a run ships an adapter), and ``provenance.json`` records the points, the best step
+and where training stopped (``early_stopping``).
+
+Why every decision is remade from the cached points instead of kept in memory: a run killed
+and resumed decides exactly as an uninterrupted one (the points are on disk, keyed by the
+adapter's sha256), including a kill after the stop was decided and before the adapter was
+saved, where the rerun trains no further step (:meth:`HeldoutEarlyStopping.stopped`).
+One training process only: a data-parallel run is refused (each process would measure).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.io.atomic import atomic_write_text
+from presentation_dependence.training.config import TrainingConfig
+from presentation_dependence.training.heldout_curve import (
+    checkpoint_adapters,
+    curve_point,
+    heldout_head,
+)
+from presentation_dependence.training.splits import JudgedQuery
+
+__all__ = ["EARLY_STOPPING_FILE", "HeldoutEarlyStopping", "StopDecision", "stop_decision"]
+
+log = logging.getLogger(__name__)
+EARLY_STOPPING_FILE = "early_stopping.json"
+
+
+@dataclass(frozen=True)
+class StopDecision:
+    """The rule applied to the checkpoints so far: the best one, and whether to stop."""
+
+    criterion: str
+    values: tuple[tuple[int, float], ...]  # (step, criterion value) in step order
+    best_step: int
+    best_value: float
+    since_best: int  # checkpoints after the best one, none of them an improvement
+    stop: bool
+
+    def record(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["values"] = [{"step": s, "value": v} for s, v in self.values]
+        return d
+
+
+def stop_decision(
+    values: Sequence[tuple[int, float]],
+    *,
+    criterion: str,
+    patience: int,
+    min_delta: float = 0.0,
+) -> StopDecision:
+    """The rule of the module docstring over ``(step, value)`` pairs (any order; sorted by
+    step). ``criterion`` ``tau_psi`` is lower-is-better, anything else higher-is-better."""
+    if not values:
+        raise ValueError("no checkpoint measured yet")
+    ordered = sorted((int(s), float(v)) for s, v in values)
+    sign = -1.0 if criterion == "tau_psi" else 1.0
+    best_step, best = ordered[0]
+    since = 0
+    for step, value in ordered[1:]:
+        if sign * (value - best) > min_delta:
+            best_step, best, since = step, value, 0
+        else:
+            since += 1
+    return StopDecision(criterion, tuple(ordered), best_step, best, since, stop=since >= patience)
+
+
+class HeldoutEarlyStopping(TrainerCallback):
+    """Scores each saved checkpoint on the held-out queries and stops training by the rule."""
+
+    def __init__(self, cfg: TrainingConfig) -> None:
+        if not cfg.early_stopping.enabled:
+            raise ConfigError(f"{cfg.id}: early_stopping.patience is not set")
+        self.cfg = cfg
+        self.opts = cfg.early_stopping
+        self._heldout: list[JudgedQuery] | None = None
+
+    @property
+    def heldout(self) -> list[JudgedQuery]:
+        if self._heldout is None:
+            self._heldout = heldout_head(self.cfg, self.opts.max_queries)
+        return self._heldout
+
+    def decision(self, upto: int) -> StopDecision | None:
+        """The rule over every snapshot up to step ``upto`` (each point measured or cached);
+        None before the first."""
+        out = self.cfg.resolved_output_dir
+        snaps = [
+            (s, p)
+            for s, p in checkpoint_adapters(out)
+            if s <= upto and p.parent.name == "snapshots"
+        ]
+        if not snaps:
+            return None
+        opts = self.opts
+        values = [(s, float(self._point(s, p)[opts.criterion])) for s, p in snaps]
+        assert opts.patience is not None
+        return stop_decision(
+            values, criterion=opts.criterion, patience=opts.patience, min_delta=opts.min_delta
+        )
+
+    def _point(self, step: int, adapter: Path) -> dict[str, Any]:
+        return curve_point(
+            self.cfg,
+            self.heldout,
+            step,
+            adapter,
+            num_presentations=self.opts.num_presentations,
+            seed=self.opts.seed,
+        )
+
+    def stopped(self, step: int | None) -> bool:
+        """Whether the rule had already stopped training at checkpoint ``step`` (a resume)."""
+        if step is None:
+            return False
+        d = self.decision(step)
+        return d is not None and d.stop
+
+    def selected(self, step: int) -> tuple[Path, dict[str, Any]] | None:
+        """The best checkpoint's snapshot and the record provenance keeps, at the run's end."""
+        d = self.decision(step)
+        if d is None:
+            return None
+        record = {**d.record(), "stopped_at": step, **self._settings()}
+        snapshot = dict(checkpoint_adapters(self.cfg.resolved_output_dir))[d.best_step]
+        return snapshot, record
+
+    def _settings(self) -> dict[str, Any]:
+        o = self.opts
+        return {
+            "patience": o.patience,
+            "min_delta": o.min_delta,
+            "num_presentations": o.num_presentations,
+            "seed": o.seed,
+            "heldout_queries": len(self.heldout),
+        }
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if args.world_size > 1:
+            raise ConfigError(
+                f"{self.cfg.id}: early stopping runs in one training process (each would "
+                f"measure the held-out curve); this run has {args.world_size}. Fix: train "
+                "without accelerate launch, or unset early_stopping.patience"
+            )
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        d = self.decision(int(state.global_step))
+        if d is None:
+            return
+        path = self.cfg.resolved_output_dir / EARLY_STOPPING_FILE
+        atomic_write_text(path, json.dumps(d.record(), indent=1) + "\n")
+        log.info(
+            "early stopping: step %d %s %.4f, best step %d (%.4f), %d checkpoint(s) without "
+            "improvement%s",
+            d.values[-1][0],
+            d.criterion,
+            d.values[-1][1],
+            d.best_step,
+            d.best_value,
+            d.since_best,
+            ": stopping" if d.stop else "",
+        )
+        if d.stop:
+            control.should_training_stop = True
