@@ -138,7 +138,7 @@ def test_help_lists_every_subcommand(capsys) -> None:
     ]
     assert _listed(capsys, ["student"]) == ["list", "show", "verify", "export"]
     assert _listed(capsys, ["study"]) == [
-        *("plan", "table", "collections", "archive", "curve", "judge", "task", "stage"),
+        *("plan", "table", "collections", "archive", "curve", "recipe", "judge", "task", "stage"),
         "appendix",
     ]
     assert _listed(capsys, ["study", "task"]) == ["list", "show", "generate"]

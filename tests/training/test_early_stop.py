@@ -16,6 +16,7 @@ from presentation_dependence.errors import ConfigError
 from presentation_dependence.training import early_stop as early_stop_module
 from presentation_dependence.training import heldout_curve, run_loop
 from presentation_dependence.training.early_stop import stop_decision
+from presentation_dependence.training.progress import training_cost
 from presentation_dependence.training.readout_trainer import snapshot_dir
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.trainer import train_student
@@ -76,6 +77,15 @@ def test_a_run_stops_and_saves_its_best_checkpoint(
     # the points are the learning curve's cache: the curve measures nothing again
     assert (out / "curve" / "step-000002.json").is_file()
     assert json.loads((out / "early_stopping.json").read_text())["stop"] is True
+    assert json.loads((out / "curve" / "step-000001.json").read_text())["point"]["cpu_s"] > 0
+    # the cost a recipe table reads: CPU seconds and prompt tokens per log window, summed
+    lines = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    steps = [r for r in lines if "event" not in r]
+    assert [r["step"] for r in steps] == [1, 2]
+    assert all(r["tokens"] > 0 and r["cpu_s"] > 0 for r in steps)
+    cost = training_cost(out / "train_log.jsonl")
+    assert cost["steps"] == 2 and cost["tokens"] == sum(r["tokens"] for r in steps)
+    assert cost["cpu_s"] == pytest.approx(sum(r["cpu_s"] for r in steps))
 
 
 def test_the_rule_follows_the_curve_and_a_resume_after_the_stop_trains_no_step(

@@ -7,6 +7,8 @@ presdep study collections ROOT [--average C ... | --population P] [--pairs A:B .
     the multi-collection table (ROOT/<collection>/<scorer>/ run folders)
 presdep study archive RUN_DIR ... --to DEST     the summaries a table reads and their evidence, for git
 presdep study curve CONFIG [CONFIG ...] --png FILE           (= scripts/train/learning_curve.py)
+presdep study recipe SEARCH [--arm A ...] [--table [--root DIR] [--doc F] [--png F]]
+    the recipe search: arms trained, their held-out curves, the table (cli/study_recipe.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
     [--archive-to DIR]   (= scripts/judge_study.py)
 presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py; cli/reproduction.py)
@@ -29,6 +31,7 @@ from presentation_dependence.cli.common import (
     command,
     log,
 )
+from presentation_dependence.cli.study_recipe import register_recipe
 from presentation_dependence.errors import ConfigError, PresdepError
 
 __all__ = ["register"]
@@ -76,6 +79,7 @@ def register(sub: Subparsers) -> None:
     _register_collections(actions)
     _register_archive(actions)
     _register_curve(actions)
+    register_recipe(actions)
     _register_judge(actions)
     reproduction.register(actions)
 

@@ -80,14 +80,17 @@ def learning_curve_points(
     steps: Sequence[int] | None = None,
     base_points: dict[str, dict[str, Any]] | None = None,
     per_query: bool = False,
+    include_base: bool = True,
 ) -> list[dict[str, Any]]:
     """One held-out measurement per checkpoint of ``cfg``'s student
     (:func:`~presentation_dependence.training.heldout_curve.curve_point`: cached, resumable):
-    the base model (step 0), the snapshots whose step is a multiple of ``every`` (or one of
-    ``steps``), the final adapter; gathered in ``<output_dir>/curve.json``."""
+    the base model (step 0; not with ``include_base`` False), the snapshots whose step is a
+    multiple of ``every`` (or one of ``steps``), the final adapter; gathered in
+    ``<output_dir>/curve.json``."""
     out = cfg.resolved_output_dir
     heldout = heldout_head(cfg, max_queries)
-    todo: list[tuple[int, Path | None]] = [(0, None), *checkpoint_adapters(out, every, steps)]
+    base: list[tuple[int, Path | None]] = [(0, None)] if include_base else []
+    todo = [*base, *checkpoint_adapters(out, every, steps)]
     points = [
         curve_point(
             cfg,

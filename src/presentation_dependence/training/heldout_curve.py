@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -188,10 +189,12 @@ def _measure(
     seed: int,
 ) -> dict[str, Any]:
     """One point: the student with ``adapter`` (None: the base model) on the held-out queries."""
+    cpu0 = time.process_time()
     reranker = student_reranker(cfg, adapter)
     result = evaluate_heldout(reranker, heldout, num_presentations=num_presentations, seed=seed)
     clear_model_cache()
     point = {"step": step, **{k: v for k, v in result.items() if k != "per_query"}}
+    point["cpu_s"] = round(time.process_time() - cpu0, 3)  # what measuring the point cost
     point["per_query"] = {q: {k: m[k] for k in PER_QUERY} for q, m in result["per_query"].items()}
     log.info(
         "%s step %d: nDCG@10 over shuffles %.3f, τ-PSI %.3f (%d held-out queries)",

@@ -8,7 +8,10 @@ step, :class:`ProgressLog` (main process) writes one plain log line through :mod
 and appends the same figures as one JSON object to ``train_log.jsonl`` (``step``,
 ``max_steps``, ``epoch``, ``loss``, ``fit``, ``consistency``, ``grad_norm``,
 ``learning_rate``, ``s_per_step``, ``eta_s``, ``rss_gb``: the process's resident size between steps, ``peak_rss_gb``: its peak so
-far, which the steps reach, ``time``). Event lines mark a ``start``, a
+far, which the steps reach, ``cpu_s``: this process's CPU seconds inside the window's optimizer
+steps, all threads, checkpoint saving and held-out points excluded, ``tokens``: the prompt
+tokens trained on in the window, padding excluded, summed over the processes, ``time``; a
+run's cost is the sum over its lines: :func:`training_cost`). Event lines mark a ``start``, a
 ``resume`` and the ``end`` of a training call. s/step counts the steps of the current process
 only. Logging at every checkpoint step makes each checkpoint close a log window, so a resumed
 run's windows are the uninterrupted run's.
@@ -33,7 +36,7 @@ from transformers import TrainerCallback
 
 from presentation_dependence.io.atomic import atomic_write_text
 
-__all__ = ["TRAIN_LOG", "ProgressLog", "rss_bytes", "run_loss", "start_log"]
+__all__ = ["TRAIN_LOG", "ProgressLog", "rss_bytes", "run_loss", "start_log", "training_cost"]
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +119,18 @@ class ProgressLog(TrainerCallback):
         self.save_steps = save_steps
         self.t0 = time.perf_counter()
         self.step0 = 0
+        self.step_cpu0 = 0.0
+        self.window_cpu = 0.0
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.t0 = time.perf_counter()
         self.step0 = state.global_step
 
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.step_cpu0 = time.process_time()
+
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self.window_cpu += time.process_time() - self.step_cpu0
         if state.global_step % self.save_steps == 0 or state.global_step >= state.max_steps:
             control.should_log = True
         return control
@@ -147,6 +156,8 @@ class ProgressLog(TrainerCallback):
         eta = None if per_step is None else per_step * max(total - step, 0)
         rec["s_per_step"] = None if per_step is None else round(per_step, 4)
         rec["eta_s"] = None if eta is None else round(eta, 1)
+        rec["cpu_s"] = round(self.window_cpu, 3)  # the window's steps only (module docstring)
+        self.window_cpu = 0.0
         rss, peak = rss_bytes() / 2**30, peak_rss_bytes() / 2**30
         rec["rss_gb"] = round(rss, 3)
         rec["peak_rss_gb"] = round(peak, 3)  # the step's working set: RSS between steps is less
@@ -169,3 +180,19 @@ class ProgressLog(TrainerCallback):
     def _append(self, rec: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, default=str) + "\n")
+
+
+def training_cost(path: Path) -> dict[str, Any]:
+    """A run's cost from its ``train_log.jsonl``: the last step, and the CPU seconds and
+    prompt tokens summed over its step lines (None where a line predates the field: a run
+    logged before it was kept)."""
+    steps = [
+        r
+        for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x)
+        if "event" not in r
+    ]
+    out: dict[str, Any] = {"steps": max((int(r["step"]) for r in steps), default=0)}
+    for key in ("cpu_s", "tokens"):
+        have = [r.get(key) for r in steps]
+        out[key] = None if not have or None in have else round(sum(have), 3)
+    return out

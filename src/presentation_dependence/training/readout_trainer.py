@@ -70,6 +70,7 @@ class ReadoutTrainer(Trainer):
         self.loss_is_scaled_for_ga = False
         self.model_accepts_loss_kwargs = False
         self._parts: dict[str, list[float]] = {"fit": [], "consistency": [], "rank": []}
+        self._tokens = 0  # prompt tokens trained on since the last log line (this process)
 
     def _weights(self, slots: torch.Tensor) -> torch.Tensor | None:
         """Per (query, view, candidate) inverse-propensity weight of the slot it was shown in."""
@@ -109,6 +110,15 @@ class ReadoutTrainer(Trainer):
             self.note_parts(parts, inputs["teacher_scores"])
         return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
 
+    def training_step(
+        self, model: torch.nn.Module, inputs: dict[str, Any], *a: Any, **kw: Any
+    ) -> Any:
+        """The Trainer's step, counting the batch's prompt tokens (padding excluded)."""
+        mask = inputs.get("attention_mask")
+        if mask is not None:
+            self._tokens += int(mask.sum())
+        return super().training_step(model, inputs, *a, **kw)
+
     def note_parts(self, parts: LossParts, labels: torch.Tensor) -> None:
         """Stop on a non-finite loss (``labels``: the batch's targets, named if they are not
         finite); keep the terms for the next log line."""
@@ -136,6 +146,11 @@ class ReadoutTrainer(Trainer):
             for (name, values), value in zip(self._parts.items(), means.tolist(), strict=True):
                 logs[name] = round(value, 6)
                 values.clear()
+            tokens = torch.tensor([self._tokens], device=self.args.device)
+            if self.args.world_size > 1:
+                tokens = self.accelerator.gather(tokens).sum(dim=0, keepdim=True)
+            logs["tokens"] = int(tokens.item())  # summed over the window and the processes
+            self._tokens = 0
         super().log(logs, start_time)
 
 
