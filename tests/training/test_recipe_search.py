@@ -102,3 +102,16 @@ def test_search_file_refusals(tiny_model, silver_file, tmp_path) -> None:
     with pytest.raises(ConfigError, match="arm 'x'"):
         arm_config(search, "x")
     json.dumps(search.arms)  # plain data
+
+
+def test_every_committed_arm_loads_with_its_keys() -> None:
+    """The committed search: each arm is the base config plus its keys, read back as given
+    (5e-05 stays a number), in its own folder."""
+    search = load_search("configs/study/recipe-search.yaml")
+    for arm, keys in search.arms.items():
+        cfg = arm_config(search, arm)
+        assert cfg.resolved_output_dir.name == arm
+        assert cfg.train.max_steps == keys.get("train.max_steps", search.probe["train.max_steps"])
+    full = arm_config(search, "full-finetune")
+    assert full.finetune == "full" and full.train.learning_rate == 5e-05
+    assert arm_config(search, "oc-sft-3ep-early-stop").early_stopping.enabled

@@ -27,6 +27,7 @@ from presentation_dependence.studies.curve import (
 )
 from presentation_dependence.training import heldout_curve as curve_module
 from presentation_dependence.training.config import load_training_config
+from presentation_dependence.training.heldout_curve import is_model_folder, weights_sha256
 from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.trainer import train_student
 from tests.training.conftest import NOVELEVAL, grade_block, student_cfg, student_raw
@@ -173,4 +174,24 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path, monk
     again = learning_curve_points(
         cfg, num_presentations=2, max_queries=2, steps=[1], per_query=True
     )
-    assert again[1] == points[1]
+    def without_cost(point: dict) -> dict:
+        return {k: v for k, v in point.items() if k != "cpu_s"}  # measured again: its own cost
+
+    assert without_cost(again[1]) == without_cost(points[1])
+
+
+def test_full_fine_tuning_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path):
+    """Snapshots of a fully fine-tuned model are whole models (weights, config, tokenizer)
+    that serve as model_name, so the curve and the recipe search measure that arm too."""
+    cfg = student_cfg(tiny_model, silver_file, tmp_path / "s", finetune="full", **CURVE_RAW)
+    train_student(cfg)
+    out = cfg.resolved_output_dir
+    found = checkpoint_adapters(out)
+    assert [s for s, _ in found] == [1, 2]
+    assert all(is_model_folder(p) for _, p in found)
+    assert (found[0][1] / "tokenizer_config.json").is_file()
+    points = learning_curve_points(cfg, num_presentations=2, max_queries=2)
+    assert [p["step"] for p in points] == [0, 1, 2]
+    # each point served its own weights: the trained model's scores differ from the base's
+    assert points[2]["per_query"] != points[0]["per_query"]
+    assert weights_sha256(found[0][1]) != weights_sha256(found[1][1])

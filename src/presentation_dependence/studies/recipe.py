@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass, opt
@@ -97,8 +99,13 @@ def load_search(path: str | Path) -> RecipeSearch:
 
 
 def _assignments(keys: Mapping[str, Any]) -> list[str]:
-    """``key=value`` overrides (values as JSON, which YAML reads back unchanged)."""
-    return [f"{k}={json.dumps(v)}" for k, v in keys.items()]
+    """``key=value`` overrides, each value as flow YAML (read back unchanged: JSON would write
+    5e-05, which YAML 1.1 reads as a string)."""
+    out = []
+    for k, v in keys.items():
+        text = yaml.safe_dump(v, default_flow_style=True, width=1 << 20).strip()
+        out.append(f"{k}={text.removesuffix('...').strip()}")
+    return out
 
 
 def arm_config(search: RecipeSearch, arm: str) -> TrainingConfig:

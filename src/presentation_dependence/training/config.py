@@ -255,7 +255,7 @@ class TrainingConfig(RunFolderConfig):
             )
         if self.finetune != "lora":
             problems.append(
-                "finetune is full, and a checkpoint is measured from its adapter snapshot. "
+                "finetune is full, and the best checkpoint is restored as LoRA weights. "
                 "Fix: finetune: lora, or unset early_stopping.patience"
             )
         if not self.splits.heldout:

@@ -1,7 +1,8 @@
 """One held-out point per checkpoint of a student, cached in its training folder.
 
 A point is the student of a training config, serving one adapter (a snapshot
-``<output_dir>/snapshots/step-<N>/``, the final ``adapter/``, or None for the base model), scored
+``<output_dir>/snapshots/step-<N>/``, the final ``adapter/``, or None for the base model; with
+``finetune: full`` the snapshots and ``model/`` are whole models, served as ``model_name``), scored
 on held-out queries of ``splits.heldout`` in their given order and under M seeded shuffles
 (:func:`~.lambda_select.evaluate_heldout`): nDCG@10 in the given order and over the shuffles,
 τ-PSI, the score spread, and per query nDCG@10 (given, over shuffles) and τ-PSI. Each point is
@@ -40,10 +41,11 @@ from presentation_dependence.training.resume import train_record
 from presentation_dependence.training.splits import JudgedQuery, load_queries, stratified_head
 
 __all__ = ["PER_QUERY", "cached", "checkpoint_adapters", "curve_point", "evaluate_heldout"]
-__all__ += ["heldout_head", "point_path", "student_reranker"]
+__all__ += ["heldout_head", "is_model_folder", "point_path", "student_reranker", "weights_sha256"]
 
 log = logging.getLogger(__name__)
 PER_QUERY = ("ndcg_given", "ndcg_mean", "tau_psi")
+MODEL_WEIGHTS = "model.safetensors"
 _STEP = re.compile(r"^step-(\d+)$")
 
 
@@ -81,7 +83,9 @@ def student_reranker(cfg: TrainingConfig, adapter: Path | None) -> Reranker:
     block = dict(cfg.student)
     if block.get("num_threads") is None and cfg.train.num_threads:
         block["num_threads"] = cfg.train.num_threads
-    if adapter is not None:
+    if adapter is not None and is_model_folder(adapter):  # finetune: full
+        block.update(model_name=str(adapter), revision=None)
+    elif adapter is not None:
         block["adapter_path"] = str(adapter)
     rc = RerankerConfig.from_raw(block)
     return build_reranker(rc.reranker_class, rc.options)
@@ -114,19 +118,42 @@ def checkpoint_adapters(
     if snaps.is_dir():
         for p in snaps.iterdir():
             m = _STEP.match(p.name)
-            if not m or not (p / "adapter_model.safetensors").is_file():
+            if not m or not _has_weights(p):
                 continue
             step = int(m.group(1))
             if (step in wanted) if wanted is not None else step % every == 0:
                 found.append((step, p))
     found.sort()
-    final = out / "adapter"
+    final = out / ("model" if (out / "model").is_dir() else "adapter")
     prov = train_record(out)
-    if (final / "adapter_model.safetensors").is_file() and prov is not None:
+    if _has_weights(final) and prov is not None:
         step = int(prov.get("global_step", 0))
         if not found or step > found[-1][0]:
             found.append((step, final))
     return found
+
+
+def is_model_folder(folder: Path) -> bool:
+    """A fully fine-tuned model's folder (``finetune: full``), not a LoRA adapter's."""
+    return (Path(folder) / MODEL_WEIGHTS).is_file()
+
+
+def _has_weights(folder: Path) -> bool:
+    return (folder / "adapter_model.safetensors").is_file() or is_model_folder(folder)
+
+
+def weights_sha256(folder: Path) -> str:
+    """sha256 of a LoRA adapter (its config and weights) or of a fully fine-tuned model's
+    ``config.json`` and ``model.safetensors``."""
+    if not is_model_folder(folder):
+        return adapter_sha256(folder)
+    h = hashlib.sha256()
+    for name in ("config.json", MODEL_WEIGHTS):
+        h.update(name.encode("utf-8") + b"\0")
+        with (Path(folder) / name).open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
 
 
 def heldout_head(cfg: TrainingConfig, max_queries: int | None) -> list[JudgedQuery]:
@@ -156,7 +183,7 @@ def curve_point(
     the base model once for students that serve it the same way on the same queries. With
     ``per_query`` a cached point made before per-query scores were kept is measured again."""
     key = {
-        "adapter_sha256": "base" if adapter is None else adapter_sha256(adapter),
+        "adapter_sha256": "base" if adapter is None else weights_sha256(adapter),
         "num_presentations": num_presentations,
         "seed": seed,
         "queries": [f"{s}/{r.query.qid}" for s, r, _ in heldout],

@@ -160,24 +160,34 @@ def snapshot_dir(out: Path, step: int) -> Path:
 
 
 class Snapshots(TrainerCallback):
-    """Copies the adapter of every saved checkpoint to ``<out>/snapshots/step-<N>/`` (kept after
-    training, unlike the checkpoints) for learning curves; atomic per snapshot."""
+    """Copies the weights of every saved checkpoint to ``<out>/snapshots/step-<N>/`` (kept after
+    training, unlike the checkpoints) for learning curves and early stopping; atomic per
+    snapshot. A LoRA checkpoint's adapter; with ``tokenizer`` (``finetune: full``) the whole
+    model's weights and config plus the tokenizer, so a snapshot serves as ``model_name``."""
 
-    def __init__(self, out: Path) -> None:
+    ADAPTER = ("adapter_model.safetensors", "adapter_config.json")
+    MODEL = ("model.safetensors", "config.json", "generation_config.json")
+
+    def __init__(self, out: Path, tokenizer: Any = None) -> None:
         self.out = out
+        self.tokenizer = tokenizer
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if not state.is_world_process_zero:
             return
         src = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         dst = snapshot_dir(self.out, state.global_step)
-        if dst.exists() or not (src / "adapter_model.safetensors").is_file():
+        names = self.MODEL if self.tokenizer is not None else self.ADAPTER
+        if dst.exists() or not (src / names[0]).is_file():
             return
         tmp = dst.with_name(dst.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        for name in ("adapter_model.safetensors", "adapter_config.json"):
-            shutil.copy2(src / name, tmp / name)
+        for name in names:
+            if (src / name).is_file():
+                shutil.copy2(src / name, tmp / name)
+        if self.tokenizer is not None:
+            self.tokenizer.save_pretrained(str(tmp))
         tmp.rename(dst)
 
 
@@ -285,14 +295,17 @@ def run_callbacks(
     dataset: ViewsDataset[Any],
     pause_at: int | None,
     callbacks: Sequence[TrainerCallback],
+    tokenizer: Any = None,
 ) -> list[TrainerCallback]:
     """The run folder's callbacks (views per epoch, checkpoint markers, snapshots, the progress
-    log, the pause, the heap trim), then the caller's: a student's and a judge's alike."""
+    log, the pause, the heap trim), then the caller's: a student's and a judge's alike
+    (``tokenizer``: a fully fine-tuned model's, kept in its snapshots)."""
     out = cfg.resolved_output_dir
+    full = cfg.finetune == "full"
     return [
         EpochViews(dataset),
         CheckpointMarker(cfg.train.save_total_limit),
-        *([Snapshots(out)] if cfg.train.keep_snapshots else []),
+        *([Snapshots(out, tokenizer if full else None)] if cfg.train.keep_snapshots else []),
         ProgressLog(out / TRAIN_LOG, save_steps=cfg.train.save_steps),
         *([PauseAt(pause_at)] if pause_at is not None else []),
         TrimHeap(),

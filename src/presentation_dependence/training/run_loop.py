@@ -193,7 +193,7 @@ def build_trainer(
         args=start.args,
         train_dataset=dataset,
         data_collator=collator,
-        callbacks=run_callbacks(start.cfg, dataset, start.pause_at, callbacks),
+        callbacks=run_callbacks(start.cfg, dataset, start.pause_at, callbacks, model.tokenizer),
         lambda_=start.cfg.lambda_,
         use_logits_to_keep=model.use_logits_to_keep,
         **loss,
