@@ -174,6 +174,7 @@ def test_snapshots_give_a_learning_curve(tiny_model, silver_file, tmp_path, monk
     again = learning_curve_points(
         cfg, num_presentations=2, max_queries=2, steps=[1], per_query=True
     )
+
     def without_cost(point: dict) -> dict:
         return {k: v for k, v in point.items() if k != "cpu_s"}  # measured again: its own cost
 
