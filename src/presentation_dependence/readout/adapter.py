@@ -21,6 +21,7 @@ import functools
 import hashlib
 import inspect
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from presentation_dependence.optional import import_optional
 if TYPE_CHECKING:
     from presentation_dependence.readout.backend import TransformersBackend
 
-__all__ = ["ADAPTER_FILES", "adapter_sha256", "attach_adapter", "resolve_adapter"]
+__all__ = ["ADAPTER_FILES", "adapter_sha256", "attach_adapter", "files_sha256", "resolve_adapter"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,9 +55,9 @@ def resolve_adapter(path: str | Path) -> Path:
 
 
 @functools.lru_cache(maxsize=32)
-def _sha256(folder: Path, stamp: tuple[tuple[int, int], ...]) -> str:
+def _sha256(folder: Path, names: tuple[str, ...], stamp: tuple[tuple[int, int], ...]) -> str:
     h = hashlib.sha256()
-    for name in sorted(ADAPTER_FILES):
+    for name in sorted(names):
         h.update(name.encode("utf-8") + b"\0")
         with (folder / name).open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
@@ -64,13 +65,17 @@ def _sha256(folder: Path, stamp: tuple[tuple[int, int], ...]) -> str:
     return h.hexdigest()
 
 
+def files_sha256(folder: str | Path, names: Sequence[str]) -> str:
+    """sha256 over the files ``names`` of ``folder`` (each name, then its bytes, in name
+    order); cached per file size and mtime."""
+    path = Path(folder).resolve()
+    stamp = tuple((st.st_size, st.st_mtime_ns) for st in ((path / n).stat() for n in names))
+    return _sha256(path, tuple(names), stamp)
+
+
 def adapter_sha256(path: str | Path) -> str:
     """sha256 of the adapter's config and weights (cached per file size and mtime)."""
-    folder = resolve_adapter(path).resolve()
-    stamp = tuple(
-        (st.st_size, st.st_mtime_ns) for st in ((folder / n).stat() for n in ADAPTER_FILES)
-    )
-    return _sha256(folder, stamp)
+    return files_sha256(resolve_adapter(path), ADAPTER_FILES)
 
 
 def takes_logits_to_keep(model: Any) -> bool:

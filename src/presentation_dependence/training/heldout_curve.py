@@ -30,7 +30,7 @@ from presentation_dependence.config.robustness_config import RobustnessConfig
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.metrics.ranking import ndcg_at_k
 from presentation_dependence.presentations import draw_presentations, score_presentations
-from presentation_dependence.readout.adapter import adapter_sha256
+from presentation_dependence.readout.adapter import adapter_sha256, files_sha256
 from presentation_dependence.rerankers import Reranker, build_reranker
 from presentation_dependence.rerankers.base import RerankerConfig
 from presentation_dependence.rerankers.grade import clear_model_cache
@@ -147,13 +147,7 @@ def weights_sha256(folder: Path) -> str:
     ``config.json`` and ``model.safetensors``."""
     if not is_model_folder(folder):
         return adapter_sha256(folder)
-    h = hashlib.sha256()
-    for name in ("config.json", MODEL_WEIGHTS):
-        h.update(name.encode("utf-8") + b"\0")
-        with (Path(folder) / name).open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
+    return files_sha256(folder, ("config.json", MODEL_WEIGHTS))
 
 
 def heldout_head(cfg: TrainingConfig, max_queries: int | None) -> list[JudgedQuery]:
