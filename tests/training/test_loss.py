@@ -192,3 +192,22 @@ def test_loss_block_refuses_a_loss_without_fit_or_rank() -> None:
         LossOptions(fit_weight=0.0)
     with pytest.raises(ConfigError, match="fit_weight must be >= 0"):
         LossOptions(fit_weight=-1.0)
+
+
+@pytest.mark.parametrize("rank_loss", ["listnet", "listmle"])
+def test_ranking_term_gradients_reach_both_views(rank_loss: str) -> None:
+    """OC-SFT with a ranking term: each view's scores get a gradient from the rank term alone
+    (fit weight 0, λ 0), the mean over views halving it."""
+    scores = torch.tensor([[[0.5, 1.5, 1.0], [1.0, 0.5, 1.5]]], requires_grad=True)
+    target = torch.tensor([[3.0, 0.0, 1.0]])
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    parts = readout_loss(
+        scores, target, mask, 0.0, rank_weight=1.0, rank_loss=rank_loss, fit_weight=0.0
+    )
+    (g,) = torch.autograd.grad(parts.total, scores)
+    ranker = listnet if rank_loss == "listnet" else listmle
+    for v in range(2):
+        view = scores[:, v].detach().requires_grad_(True)
+        (alone,) = torch.autograd.grad(ranker(view, target, mask), view)
+        assert torch.allclose(g[:, v], alone / 2)
+        assert g[0, v, 0] < 0  # the teacher's best candidate is pushed up in both views
