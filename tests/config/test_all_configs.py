@@ -18,6 +18,7 @@ from presentation_dependence.reproduction.appendix import load_appendix
 from presentation_dependence.reproduction.populations import load_population
 from presentation_dependence.reproduction.tasks import load_task
 from presentation_dependence.studies.plan import load_plan
+from presentation_dependence.studies.recipe import load_search
 from presentation_dependence.training.config import load_training_config, training_config_from_raw
 from presentation_dependence.training.fit_probe import load_ladder
 from presentation_dependence.training.judge_config import (
@@ -45,6 +46,9 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("study/judge-study.yaml", load_plan),
     ("study/judge-train.yaml", load_plan),
     ("study/students.yaml", load_plan),
+    ("study/recipe-search-plan.yaml", load_plan),
+    ("study/recipe-search.yaml", load_search),
+    ("study/zero-shot-oc-sft.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
     ("reader/", lambda p: load_reader_config(str(p))),
