@@ -26,15 +26,17 @@ pytest.importorskip("peft")
 
 from safetensors.torch import load_file
 
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge.items.records import JudgeRequest, ResponseItem
 from presentation_dependence.judge.judges.readout import ReadoutJudge, ReadoutJudgeOptions
 from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.training import judge_heldout
 from presentation_dependence.training.judge_config import judge_training_config_from_raw
 from presentation_dependence.training.judge_data import JudgeDataset, VerdictCollator
 from presentation_dependence.training.judge_model import load_judge_model, verdict_readout
 from presentation_dependence.training.judge_trainer import train_judge
 from presentation_dependence.training.loss import verdict_loss
-from presentation_dependence.training.resume import CHECKPOINTS
+from presentation_dependence.training.resume import CHECKPOINTS, train_record
 from tests.training.conftest import ALL_LINEAR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,3 +218,37 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_judge(tiny_model: str, tmp_p
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     # a finished folder is a no-op
     assert train_judge(judge_training_config_from_raw(raw, "jr"), items=items).skipped
+
+
+def test_early_stopping_judges_each_checkpoint_on_held_out_items(
+    tiny_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoint selection for trained judges: every checkpoint judges the held-out items under
+    every placement; with min_delta 5 nothing improves on the first, so patience 1 stops at the
+    second and the first checkpoint's adapter is the judge saved."""
+    held = synthetic_items(3)
+    monkeypatch.setattr(judge_heldout, "heldout_items", lambda cfg: held)
+    out = tmp_path / "stop"
+    raw = raw_cfg(tiny_model, out, max_steps=4, save_steps=1, keep_snapshots=True)
+    raw["early_stopping"] = {"patience": 1, "min_delta": 5.0, "placements": "full"}
+    cfg = judge_training_config_from_raw(raw, "stop")
+    outcome = train_judge(cfg, items=synthetic_items(4))
+    assert outcome.global_step == 2
+    record = train_record(out)["early_stopping"]
+    assert (record["criterion"], record["best_step"], record["stopped_at"]) == ("accuracy", 1, 2)
+    assert record["heldout_items"] == 3 and record["placements"] == "full"
+    point = json.loads((out / "curve" / "step-000001.json").read_text())["point"]
+    # 3 items (four-way, pair, four-way) x every placement: 24 + 2 + 24 records
+    assert point["records"] == 50 and point["num_items"] == 3
+    assert 0 <= point["accuracy"] <= 1 and 0 <= point["flip_share"] <= 1
+    snap = out / "snapshots" / "step-000001"
+    opts = ReadoutJudgeOptions(
+        model_name=tiny_model, device="cpu", dtype="float32", adapter_path=str(snap)
+    )
+    records = ReadoutJudge(opts).judge(make_requests(held, "full", 0))
+    by_item = [np.mean([r.correct for r in records if r.item_id == it.item_id]) for it in held]
+    assert point["accuracy"] == pytest.approx(np.mean(by_item))  # each item weighs the same
+    saved = (out / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert saved == (out / "snapshots" / "step-000001" / "adapter_model.safetensors").read_bytes()
+    with pytest.raises(ConfigError, match="keep_snapshots"):
+        judge_training_config_from_raw({**raw, "train": {"keep_snapshots": False}}, "x")

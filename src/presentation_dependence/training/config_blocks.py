@@ -19,6 +19,7 @@ __all__ = [
     "PropensityOptions",
     "SelectionOptions",
     "SplitsConfig",
+    "StoppingRule",
     "positive",
 ]
 
@@ -94,35 +95,46 @@ class SplitsConfig:
 
 
 @dataclass(frozen=True)
-class EarlyStoppingOptions:
-    """The ``early_stopping`` block: stop when the held-out curve stops improving
-    (:mod:`.early_stop`; every checkpoint's point is the learning curve's, cached)."""
+class StoppingRule:
+    """The stopping rule of an ``early_stopping`` block (:mod:`.early_stop`); a student's
+    (:class:`EarlyStoppingOptions`) and a trained judge's block add their ``criterion`` and
+    how a checkpoint is measured."""
 
     patience: int | None = opt(
         None,
         "stop after this many checkpoints (train.save_steps apart) without an improvement of "
         "the criterion; the saved adapter is the best checkpoint's. null = off",
     )
-    criterion: Literal["ndcg_mean", "tau_psi"] = opt(
-        "ndcg_mean", "ndcg_mean: higher nDCG@10 over the shuffles is better; tau_psi: lower"
-    )
     min_delta: float = opt(0.0, "an improvement must exceed this to count")
-    max_queries: int | None = opt(40, "held-out queries per point (stratified by source)")
-    num_presentations: int = opt(4, "M shuffled presentations per held-out query")
-    seed: int = opt(0, "seed of the held-out presentations")
 
     def __post_init__(self) -> None:
         if self.patience is not None:
             positive("early_stopping.patience", self.patience)
         if self.min_delta < 0:
             raise ConfigError(f"early_stopping.min_delta must be >= 0, got {self.min_delta}")
-        if self.max_queries is not None:
-            positive("early_stopping.max_queries", self.max_queries)
-        positive("early_stopping.num_presentations", self.num_presentations)
 
     @property
     def enabled(self) -> bool:
         return self.patience is not None
+
+
+@dataclass(frozen=True)
+class EarlyStoppingOptions(StoppingRule):
+    """A student's ``early_stopping`` block: stop when the held-out curve stops improving
+    (every checkpoint's point is the learning curve's, cached)."""
+
+    criterion: Literal["ndcg_mean", "tau_psi"] = opt(
+        "ndcg_mean", "ndcg_mean: higher nDCG@10 over the shuffles is better; tau_psi: lower"
+    )
+    max_queries: int | None = opt(40, "held-out queries per point (stratified by source)")
+    num_presentations: int = opt(4, "M shuffled presentations per held-out query")
+    seed: int = opt(0, "seed of the held-out presentations")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_queries is not None:
+            positive("early_stopping.max_queries", self.max_queries)
+        positive("early_stopping.num_presentations", self.num_presentations)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from transformers import TrainerCallback
 
@@ -38,7 +38,8 @@ from presentation_dependence.training.heldout_curve import (
 )
 from presentation_dependence.training.splits import JudgedQuery
 
-__all__ = ["EARLY_STOPPING_FILE", "HeldoutEarlyStopping", "StopDecision", "stop_decision"]
+__all__ = ["EARLY_STOPPING_FILE", "HeldoutEarlyStopping", "PointSource", "StopDecision"]
+__all__ += ["StudentPoints", "stop_decision", "student_early_stopping"]
 
 log = logging.getLogger(__name__)
 EARLY_STOPPING_FILE = "early_stopping.json"
@@ -61,6 +62,9 @@ class StopDecision:
         return d
 
 
+LOWER_IS_BETTER = frozenset({"tau_psi", "flip_share"})
+
+
 def stop_decision(
     values: Sequence[tuple[int, float]],
     *,
@@ -69,11 +73,12 @@ def stop_decision(
     min_delta: float = 0.0,
 ) -> StopDecision:
     """The rule of the module docstring over ``(step, value)`` pairs (any order; sorted by
-    step). ``criterion`` ``tau_psi`` is lower-is-better, anything else higher-is-better."""
+    step). A criterion in :data:`LOWER_IS_BETTER` (τ-PSI, a judge's flip share) is
+    lower-is-better, any other (nDCG@10 over the shuffles, a judge's accuracy) higher."""
     if not values:
         raise ValueError("no checkpoint measured yet")
     ordered = sorted((int(s), float(v)) for s, v in values)
-    sign = -1.0 if criterion == "tau_psi" else 1.0
+    sign = -1.0 if criterion in LOWER_IS_BETTER else 1.0
     best_step, best = ordered[0]
     since = 0
     for step, value in ordered[1:]:
@@ -84,14 +89,39 @@ def stop_decision(
     return StopDecision(criterion, tuple(ordered), best_step, best, since, stop=since >= patience)
 
 
-class HeldoutEarlyStopping(TrainerCallback):
-    """Scores each saved checkpoint on the held-out queries and stops training by the rule."""
+class Rule(Protocol):
+    """An ``early_stopping`` block as the rule reads it (a student's or a judge's)."""
+
+    @property
+    def patience(self) -> int | None: ...
+
+    @property
+    def min_delta(self) -> float: ...
+
+    @property
+    def criterion(self) -> str: ...
+
+
+class PointSource(Protocol):
+    """How one checkpoint is measured on held-out data: a student's curve point
+    (:class:`StudentPoints`) or a judge's (:class:`~.judge_heldout.JudgePoints`)."""
+
+    out: Path  # the run folder (its snapshots/ and curve/)
+
+    def point(self, step: int, snapshot: Path) -> dict[str, Any]:
+        """The point of checkpoint ``step`` (measured, or cached in ``curve/``)."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """What provenance records about how points are measured."""
+        ...
+
+
+class StudentPoints:
+    """A student's checkpoints scored as the learning curve scores them (:func:`curve_point`)."""
 
     def __init__(self, cfg: TrainingConfig) -> None:
-        if not cfg.early_stopping.enabled:
-            raise ConfigError(f"{cfg.id}: early_stopping.patience is not set")
-        self.cfg = cfg
-        self.opts = cfg.early_stopping
+        self.cfg, self.out, self.opts = cfg, cfg.resolved_output_dir, cfg.early_stopping
         self._heldout: list[JudgedQuery] | None = None
 
     @property
@@ -100,32 +130,49 @@ class HeldoutEarlyStopping(TrainerCallback):
             self._heldout = heldout_head(self.cfg, self.opts.max_queries)
         return self._heldout
 
-    def decision(self, upto: int) -> StopDecision | None:
-        """The rule over every snapshot up to step ``upto`` (each point measured or cached);
-        None before the first."""
-        out = self.cfg.resolved_output_dir
-        snaps = [
-            (s, p)
-            for s, p in checkpoint_adapters(out)
-            if s <= upto and p.parent.name == "snapshots"
-        ]
-        if not snaps:
-            return None
-        opts = self.opts
-        values = [(s, float(self._point(s, p)[opts.criterion])) for s, p in snaps]
-        assert opts.patience is not None
-        return stop_decision(
-            values, criterion=opts.criterion, patience=opts.patience, min_delta=opts.min_delta
-        )
-
-    def _point(self, step: int, adapter: Path) -> dict[str, Any]:
+    def point(self, step: int, snapshot: Path) -> dict[str, Any]:
+        o = self.opts
         return curve_point(
             self.cfg,
             self.heldout,
             step,
-            adapter,
-            num_presentations=self.opts.num_presentations,
-            seed=self.opts.seed,
+            snapshot,
+            num_presentations=o.num_presentations,
+            seed=o.seed,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        o = self.opts
+        return {
+            "num_presentations": o.num_presentations,
+            "seed": o.seed,
+            "heldout_queries": len(self.heldout),
+        }
+
+
+class HeldoutEarlyStopping(TrainerCallback):
+    """Scores each saved checkpoint on held-out data and stops training by the rule."""
+
+    def __init__(self, source: PointSource, rule: Rule, run_id: str) -> None:
+        if rule.patience is None:
+            raise ConfigError(f"{run_id}: early_stopping.patience is not set")
+        self.source, self.rule, self.run_id = source, rule, run_id
+
+    def decision(self, upto: int) -> StopDecision | None:
+        """The rule over every snapshot up to step ``upto`` (each point measured or cached);
+        None before the first."""
+        snaps = [
+            (s, p)
+            for s, p in checkpoint_adapters(self.source.out)
+            if s <= upto and p.parent.name == "snapshots"
+        ]
+        if not snaps:
+            return None
+        r = self.rule
+        values = [(s, float(self.source.point(s, p)[r.criterion])) for s, p in snaps]
+        assert r.patience is not None
+        return stop_decision(
+            values, criterion=r.criterion, patience=r.patience, min_delta=r.min_delta
         )
 
     def stopped(self, step: int | None) -> bool:
@@ -140,25 +187,16 @@ class HeldoutEarlyStopping(TrainerCallback):
         d = self.decision(step)
         if d is None:
             return None
-        record = {**d.record(), "stopped_at": step, **self._settings()}
-        snapshot = dict(checkpoint_adapters(self.cfg.resolved_output_dir))[d.best_step]
+        settings = {"patience": self.rule.patience, "min_delta": self.rule.min_delta}
+        record = {**d.record(), "stopped_at": step, **settings, **self.source.settings()}
+        snapshot = dict(checkpoint_adapters(self.source.out))[d.best_step]
         return snapshot, record
-
-    def _settings(self) -> dict[str, Any]:
-        o = self.opts
-        return {
-            "patience": o.patience,
-            "min_delta": o.min_delta,
-            "num_presentations": o.num_presentations,
-            "seed": o.seed,
-            "heldout_queries": len(self.heldout),
-        }
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if args.world_size > 1:
             raise ConfigError(
-                f"{self.cfg.id}: early stopping runs in one training process (each would "
-                f"measure the held-out curve); this run has {args.world_size}. Fix: train "
+                f"{self.run_id}: early stopping runs in one training process (each would "
+                f"measure the held-out points); this run has {args.world_size}. Fix: train "
                 "without accelerate launch, or unset early_stopping.patience"
             )
 
@@ -166,7 +204,7 @@ class HeldoutEarlyStopping(TrainerCallback):
         d = self.decision(int(state.global_step))
         if d is None:
             return
-        path = self.cfg.resolved_output_dir / EARLY_STOPPING_FILE
+        path = self.source.out / EARLY_STOPPING_FILE
         atomic_write_text(path, json.dumps(d.record(), indent=1) + "\n")
         log.info(
             "early stopping: step %d %s %.4f, best step %d (%.4f), %d checkpoint(s) without "
@@ -181,3 +219,10 @@ class HeldoutEarlyStopping(TrainerCallback):
         )
         if d.stop:
             control.should_training_stop = True
+
+
+def student_early_stopping(cfg: TrainingConfig) -> HeldoutEarlyStopping | None:
+    """The early-stopping callback of a student's config (None when it is off)."""
+    if not cfg.early_stopping.enabled:
+        return None
+    return HeldoutEarlyStopping(StudentPoints(cfg), cfg.early_stopping, cfg.id)

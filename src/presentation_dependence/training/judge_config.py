@@ -26,7 +26,9 @@ from typing import Any, Literal
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.fields import build_dataclass, opt, opt_factory
 from presentation_dependence.judge.judges.readout import ReadoutJudgeOptions
+from presentation_dependence.judge.placement import PlacementMode
 from presentation_dependence.training.config import LoraOptions, OptimOptions
+from presentation_dependence.training.config_blocks import StoppingRule
 from presentation_dependence.training.loss import CONSISTENCY_KINDS
 from presentation_dependence.training.run_config import (
     RunFolderConfig,
@@ -36,6 +38,7 @@ from presentation_dependence.training.run_config import (
 
 __all__ = [
     "JUDGE_VARIANTS",
+    "JudgeEarlyStoppingOptions",
     "JudgeTrainingConfig",
     "judge_training_config_from_raw",
     "load_judge_training_config",
@@ -55,6 +58,28 @@ def _default_judge() -> dict[str, Any]:
         "skeleton": "Verdict: [[",
         "dtype": "float32",
     }
+
+
+@dataclass(frozen=True)
+class JudgeEarlyStoppingOptions(StoppingRule):
+    """A trained judge's ``early_stopping`` block: every checkpoint judges the held-out items
+    (``training/judge_heldout.py``); training stops when the criterion stops improving and the
+    best checkpoint's adapter is kept."""
+
+    criterion: Literal["accuracy", "flip_share"] = opt(
+        "accuracy",
+        "accuracy: accuracy over the placements (higher is better); flip_share: the share of "
+        "items whose verdict changes with the placement (lower)",
+    )
+    max_items: int | None = opt(40, "held-out items of each trained set (the first ones)")
+    placements: PlacementMode = opt(
+        "full", "the placements each held-out item is judged in (full: every order)"
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_items is not None and self.max_items < 1:
+            raise ConfigError(f"early_stopping.max_items must be >= 1, got {self.max_items}")
 
 
 @dataclass(frozen=True)
@@ -85,6 +110,9 @@ class JudgeTrainingConfig(RunFolderConfig):
     )
     train: OptimOptions = opt_factory(OptimOptions, "optimisation")
     lora: LoraOptions = opt_factory(LoraOptions, "LoRA")
+    early_stopping: JudgeEarlyStoppingOptions = opt_factory(
+        JudgeEarlyStoppingOptions, "stop on the held-out items (off unless patience is set)"
+    )
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -108,6 +136,13 @@ class JudgeTrainingConfig(RunFolderConfig):
                 f"variant {self.variant!r} ({JUDGE_VARIANTS[self.variant]}) needs "
                 + "; ".join(problems)
             )
+        if self.early_stopping.enabled and not self.train.keep_snapshots:
+            raise ConfigError(
+                "early_stopping.patience is set, but train.keep_snapshots is false, and each "
+                "checkpoint's adapter is judged and the best one kept. Fix: set "
+                "train.keep_snapshots: true",
+                key="early_stopping",
+            )
 
     @property
     def judge_options(self) -> ReadoutJudgeOptions:
@@ -119,6 +154,11 @@ class JudgeTrainingConfig(RunFolderConfig):
     @property
     def finetune(self) -> str:
         return "lora"
+
+    def judge_options_with(self, **fields: Any) -> ReadoutJudgeOptions:
+        """The judge block's options with ``fields`` replaced (e.g. a snapshot's adapter)."""
+        raw = {k: v for k, v in self.judge.items() if k != "judge_class"}
+        return build_dataclass(ReadoutJudgeOptions, {**raw, **fields}, "judge")
 
     def serving_block(self, adapter: Path) -> dict[str, Any]:
         """The judge block that serves the trained judge."""

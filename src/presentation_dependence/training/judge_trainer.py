@@ -33,6 +33,7 @@ from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.inputs import TrainingInputs
 from presentation_dependence.training.judge_config import JudgeTrainingConfig
 from presentation_dependence.training.judge_data import JudgeDataset, VerdictCollator
+from presentation_dependence.training.judge_heldout import judge_early_stopping
 from presentation_dependence.training.judge_model import (
     JudgeModel,
     load_judge_model,
@@ -209,6 +210,8 @@ def _train(
     model = model if model is not None else load_judge_model(cfg)
     inputs = _inputs(cfg, items, model)
     dataset = JudgeDataset(items, views=cfg.views, seed=cfg.seed)
+    stopping = judge_early_stopping(cfg)
+    callbacks = [*([stopping] if stopping is not None else []), *callbacks]
     start = start_run(cfg, model, inputs, restart=restart, pause_at=pause_at)
     collator = VerdictCollator(
         model.tokenizer,
@@ -233,7 +236,7 @@ def _train(
     )
     provenance = partial(_provenance, cfg, argv, items, inputs, start.args, model)
     make = partial(JudgeOutcome, model=model, trainer=trainer)
-    return finish_run(make, start, trainer, model, "judge", provenance)
+    return finish_run(make, start, trainer, model, "judge", provenance, stopping)
 
 
 def _provenance(

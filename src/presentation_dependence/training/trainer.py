@@ -52,7 +52,7 @@ from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
 from presentation_dependence.training.debias import ips_weights, propensities_from_psi
-from presentation_dependence.training.early_stop import HeldoutEarlyStopping
+from presentation_dependence.training.early_stop import student_early_stopping
 from presentation_dependence.training.inputs import TrainingInputs, training_inputs
 from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.readout_trainer import ReadoutTrainer, snapshot_dir
@@ -201,7 +201,7 @@ def _train(
     continue_in: str | None,
 ) -> TrainOutcome:
     silver, inputs, student = _inputs(cfg, silver, student, restart, continue_in)
-    stopping = HeldoutEarlyStopping(cfg) if cfg.early_stopping.enabled else None
+    stopping = student_early_stopping(cfg)
     callbacks = [*([stopping] if stopping is not None else []), *callbacks]
     slot_weights = _slot_weights(cfg)
     dataset = _dataset(cfg, silver)
