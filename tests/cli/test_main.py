@@ -138,7 +138,18 @@ def test_help_lists_every_subcommand(capsys) -> None:
     ]
     assert _listed(capsys, ["student"]) == ["list", "show", "verify", "export"]
     assert _listed(capsys, ["study"]) == [
-        *("plan", "table", "collections", "archive", "curve", "recipe", "judge", "task", "stage"),
+        *(
+            "plan",
+            "table",
+            "collections",
+            "archive",
+            "curve",
+            "recipe",
+            "judge",
+            "judge-arms",
+            "task",
+            "stage",
+        ),
         "appendix",
     ]
     assert _listed(capsys, ["study", "task"]) == ["list", "show", "generate"]

@@ -11,6 +11,7 @@ presdep study recipe SEARCH [--arm A ...] [--table [--root DIR] [--doc F] [--png
     the recipe search: arms trained, their held-out curves, the table (cli/study_recipe.py)
 presdep study judge [CONFIG ...] [--root DIR] [--rerun [--rerun-items N]] [--gate]
     [--archive-to DIR]   (= scripts/judge_study.py)
+presdep study judge-arms [--trained DIR] [--baseline DIR] [--doc F]   trained judges' section
 presdep study [--data-root DIR] task|stage|appendix ...      (= scripts/study.py; cli/reproduction.py)
 """
 
@@ -31,6 +32,7 @@ from presentation_dependence.cli.common import (
     command,
     log,
 )
+from presentation_dependence.cli.study_judge_arms import register_judge_arms
 from presentation_dependence.cli.study_recipe import register_recipe
 from presentation_dependence.errors import ConfigError, PresdepError
 
@@ -81,6 +83,7 @@ def register(sub: Subparsers) -> None:
     _register_curve(actions)
     register_recipe(actions)
     _register_judge(actions)
+    register_judge_arms(actions)
     reproduction.register(actions)
 
 

@@ -37,7 +37,7 @@ from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.readback import recorded_cpus
 from presentation_dependence.studies.judge_study import StudyRun, placement_flips
 
-__all__ = ["slot_accuracy_png", "study_markdown"]
+__all__ = ["overview_table", "paired_markdown", "slot_accuracy_png", "study_markdown"]
 
 
 def _rerun_noise(run: StudyRun) -> dict[str, Any] | None:
@@ -57,7 +57,9 @@ def _noise_cell(noise: dict[str, Any] | None, records: int) -> str:
     return fmt(noise["noise_to_se"])
 
 
-def _overview(runs: Sequence[StudyRun]) -> str:
+def overview_table(runs: Sequence[StudyRun]) -> str:
+    """One row per judge run: accuracy (both conventions), parse failures, slots, spread, flips,
+    rerun noise and cost per call."""
     rows = []
     for r in runs:
         s, fl = r.summary, placement_flips(r.records, r.summary["confidence"])
@@ -133,7 +135,7 @@ def _pairs(runs: Sequence[StudyRun]) -> list[tuple[StudyRun, StudyRun]]:
     return [(runs[0], runs[1])] if len(runs) >= 2 else []
 
 
-def _paired(a: StudyRun, b: StudyRun) -> str:
+def paired_markdown(a: StudyRun, b: StudyRun) -> str:
     """Run A vs run B (e.g. generative vs readout) on their common (item, placement) calls."""
     ka = {(r.item_id, r.placement) for r in a.records if r.repeat == 0}
     kb = {(r.item_id, r.placement) for r in b.records if r.repeat == 0}
@@ -194,7 +196,7 @@ def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
     judge_runs = [r for r in runs if r.kind == "judge"]
     parts: list[str] = []
     if judge_runs:
-        parts.append("### Overview\n\n" + _overview(judge_runs))
+        parts.append("### Overview\n\n" + overview_table(judge_runs))
         if figure:
             parts.append(f"\n![Accuracy by slot with 95% Wilson intervals]({figure})\n")
     parts.append(
@@ -213,7 +215,9 @@ def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:
                 f"\n#### `{r.run_id}` ({r.judge_class} judge)\n\n" + sweep_markdown(r.summary)
             )
         for a, b in _pairs(rs):
-            parts.append(f"\n#### `{a.run_id}` (A) vs `{b.run_id}` (B), paired\n\n" + _paired(a, b))
+            parts.append(
+                f"\n#### `{a.run_id}` (A) vs `{b.run_id}` (B), paired\n\n" + paired_markdown(a, b)
+            )
     gate = _gate_table(judge_runs)
     if gate:
         parts.append("\n### The gate\n\n" + gate)

@@ -1,0 +1,50 @@
+"""``presdep study judge-arms``: the trained judges against off the shelf and test-time averaging.
+
+presdep study judge-arms --trained docs/results/judge-train --baseline docs/results/judge-study/runs \\
+    --doc docs/studies/judge-train.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from presentation_dependence.cli.common import EXIT_OK, Subparsers, command, log
+
+__all__ = ["register_judge_arms"]
+
+
+def register_judge_arms(actions: Subparsers) -> None:
+    c = command(
+        actions,
+        "judge-arms",
+        _cmd_judge_arms,
+        "trained judges vs off the shelf and test-time averaging, from archived runs",
+    )
+    c.add_argument(
+        "--trained",
+        default="docs/results/judge-train",
+        help="the arms' archived runs: TRAINED/<arm>/<run id>/",
+    )
+    c.add_argument(
+        "--baseline",
+        default="docs/results/judge-study/runs",
+        help="the off-the-shelf runs: BASELINE/<run id>/",
+    )
+    c.add_argument("--doc", help="write the section into this document's marker block")
+    c.add_argument("--block", default="judge-arms", help="the marker block --doc rewrites")
+
+
+def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from presentation_dependence.report.markers import splice_file
+    from presentation_dependence.studies.judge_arms import arms_markdown, load_arms
+
+    text = arms_markdown(load_arms(Path(args.trained), Path(args.baseline)))
+    if args.doc:
+        splice_file(args.doc, args.block, text)
+        log.info("wrote the %s block of %s", args.block, args.doc)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

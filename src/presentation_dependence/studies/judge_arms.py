@@ -1,0 +1,135 @@
+"""The trained judges against the judge off the shelf and test-time averaging (issue 37).
+
+Read from archived judge-study runs: the off-the-shelf run of each response set under
+``baseline`` (``docs/results/judge-study/runs/<run id>/``, the study's readout runs) and each
+trained arm's run of the same id under ``trained/<arm>/<run id>/`` (the plan
+``configs/study/judge-train.yaml`` archives them there). Per run id (a response set and judge):
+
+* the judge study's overview row of every arm (:func:`~.judge_tables.overview_table`: accuracy
+  over the placements under both failure conventions, parse failures, best and worst slot,
+  spread, the items whose verdict flips, rerun noise, CPU seconds per call);
+* test-time averaging of the off-the-shelf run, from its records (every placement judged, one
+  decision per item: :func:`~presentation_dependence.judge.scoring.averaged.summarise_averaged`);
+* paired tests: each OC-SFT arm against placement augmentation on their common calls (exact
+  McNemar per call, paired item bootstrap: :func:`~.judge_tables.paired_markdown`), and against
+  test-time averaging on the items both scored (paired item bootstrap of the arm's per-item
+  accuracy over placements against the averaged decision's score, stream ``judge-arms``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from presentation_dependence.judge.report import _table, fmt
+from presentation_dependence.judge.scoring.averaged import averaged_item_scores, summarise_averaged
+from presentation_dependence.judge.scoring.settings import ScoringSettings
+from presentation_dependence.judge.scoring.summary import item_scores
+from presentation_dependence.metrics.stats import named_rng, paired_bootstrap
+from presentation_dependence.studies.judge_study import StudyRun, load_run
+from presentation_dependence.studies.judge_tables import overview_table, paired_markdown
+
+__all__ = ["ARMS", "BASELINE", "arms_markdown", "load_arms"]
+
+BASELINE = "off-the-shelf"
+ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
+CONSISTENT = ("oc-sft-squared", "oc-sft-symkl")  # each paired against the two fixes below
+AUGMENTED = "placement-aug"
+
+
+def load_arms(
+    trained: Path, baseline: Path, arms: Sequence[str] = ARMS
+) -> dict[str, list[StudyRun]]:
+    """Per run id with at least one trained arm: the off-the-shelf run (when archived) then
+    each arm's, every run relabelled by its arm."""
+    groups: dict[str, list[StudyRun]] = {}
+    for arm in arms:
+        folder = trained / arm
+        if not folder.is_dir():
+            continue
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+            run = load_run(sub)
+            if run is None or run.kind != "judge":
+                continue
+            if run.run_id not in groups:
+                base = load_run(baseline / run.run_id)
+                groups[run.run_id] = [] if base is None else [_label(base, BASELINE)]
+            groups[run.run_id].append(_label(run, arm))
+    return groups
+
+
+def _label(run: StudyRun, label: str) -> StudyRun:
+    return dataclasses.replace(run, run_id=label)
+
+
+def _averaging(base: StudyRun) -> str:
+    s = summarise_averaged(
+        [r for r in base.records if r.repeat == 0],
+        ScoringSettings(0, base.summary["bootstrap_resamples"], base.summary["confidence"]),
+    )
+    acc = s["accuracy"]
+    per_decision = base.cpu_seconds / s["items"] if base.cpu_seconds is not None else None
+    row = [
+        "test-time averaging (off the shelf)",
+        s["items"],
+        fmt(s["calls_per_item"], 0),
+        f"{fmt(acc['mean'])} [{fmt(acc['ci_low'])}, {fmt(acc['ci_high'])}]",
+        s["method"],
+        "0 (one decision per item)",
+        fmt(per_decision, 2),
+    ]
+    head = ["fix", "items", "calls per item", "accuracy [CI]", "decision", "flips"]
+    return _table([*head, "CPU s per decision"], [row])
+
+
+def _against_averaging(arm: StudyRun, base: StudyRun) -> str:
+    """The arm's per-item accuracy over placements against test-time averaging's item score."""
+    ids_a, acc = item_scores([r for r in arm.records if r.repeat == 0], "fail0")
+    ids_b, avg, _ = averaged_item_scores([r for r in base.records if r.repeat == 0])
+    common = sorted(set(ids_a) & set(ids_b))
+    if not common:
+        return f"`{arm.run_id}` and test-time averaging share no item: not paired.\n"
+    a = np.array([acc[ids_a.index(i)] for i in common])
+    b = np.array([avg[ids_b.index(i)] for i in common])
+    pb = paired_bootstrap(
+        a,
+        b,
+        rng=named_rng(0, "judge-arms", arm.run_id),
+        n_resamples=base.summary["bootstrap_resamples"],
+        confidence=base.summary["confidence"],
+    )
+    return (
+        f"`{arm.run_id}` (one placement a call, accuracy over placements) − test-time averaging "
+        f"(every placement, one decision) on {len(common)} items: {pb['mean_diff']:+.3f} "
+        f"[{fmt(pb['ci_low'])}, {fmt(pb['ci_high'])}] (paired item bootstrap, p "
+        f"{fmt(pb['p_value'])}).\n"
+    )
+
+
+def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
+    by_label = {r.run_id: r for r in runs}
+    parts = [f"### `{run_id}`\n\n", overview_table(runs)]
+    base = by_label.get(BASELINE)
+    if base is not None:
+        parts.append("\n" + _averaging(base))
+    for arm in CONSISTENT:
+        if arm not in by_label:
+            continue
+        if AUGMENTED in by_label:
+            parts.append(
+                f"\n#### `{arm}` (A) vs `{AUGMENTED}` (B), paired\n\n"
+                + paired_markdown(by_label[arm], by_label[AUGMENTED])
+            )
+        if base is not None:
+            parts.append(f"\n{_against_averaging(by_label[arm], base)}")
+    return "".join(parts)
+
+
+def arms_markdown(groups: dict[str, list[StudyRun]]) -> str:
+    """The section's text: one part per run id (module docstring)."""
+    if not groups:
+        return "No trained judge has been evaluated yet.\n"
+    return "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))

@@ -1,0 +1,56 @@
+"""The trained-judge section: arms against the judge off the shelf, test-time averaging, and
+the paired tests, from archived runs (scripted judges stand in for the trained ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from presentation_dependence.cli import main
+from presentation_dependence.judge.scoring.averaged import summarise_averaged
+from presentation_dependence.judge.scoring.settings import ScoringSettings
+from presentation_dependence.studies.judge_arms import arms_markdown, load_arms
+from tests.judge.test_study import _script
+
+
+def _run(folder: Path, items: Path, run_id: str, accuracy: float) -> None:
+    cfg = {
+        "id": run_id,
+        "data": {"dataset": "jsonl", "path": str(items), "max_items": 12},
+        "judge": {"judge_class": "scripted", "accuracy": accuracy, "noise": 0.2},
+        "placement": {"mode": "cyclic"},
+        "bootstrap_resamples": 200,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder.parent / f"{folder.name}-{run_id}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert _script("scripts/judge_study.py").main([str(path), "--root", str(folder)]) == 0
+
+
+def test_arms_section_from_archived_runs(tmp_path: Path, items_file: Path) -> None:
+    baseline, trained = tmp_path / "study", tmp_path / "trained"
+    _run(baseline, items_file, "toy-readout", 0.5)
+    _run(trained / "placement-aug", items_file, "toy-readout", 0.7)
+    _run(trained / "oc-sft-squared", items_file, "toy-readout", 0.9)
+    groups = load_arms(trained, baseline)
+    assert [r.run_id for r in groups["toy-readout"]] == [
+        "off-the-shelf",
+        "placement-aug",
+        "oc-sft-squared",
+    ]
+    text = arms_markdown(groups)
+    for label in ("off-the-shelf", "placement-aug", "oc-sft-squared"):
+        assert f"| `{label}` |" in text
+    base = groups["toy-readout"][0]
+    avg = summarise_averaged(base.records, ScoringSettings(0, 200, 0.95))
+    assert f"| test-time averaging (off the shelf) | {avg['items']} | 4 |" in text
+    assert "#### `oc-sft-squared` (A) vs `placement-aug` (B), paired" in text
+    assert "exact McNemar p" in text and "− test-time averaging (every placement" in text
+    # the command writes the same text into a doc's block; nothing archived: said so
+    doc = tmp_path / "J.md"
+    doc.write_text("<!-- judge-arms:start -->\n<!-- judge-arms:end -->\n")
+    args = ["study", "judge-arms", "--trained", str(trained), "--baseline", str(baseline)]
+    assert main([*args, "--doc", str(doc)]) == 0
+    assert text in doc.read_text()
+    assert arms_markdown(load_arms(tmp_path / "none", baseline)).startswith("No trained judge")
