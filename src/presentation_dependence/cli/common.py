@@ -36,6 +36,7 @@ __all__ = [
     "log",
     "run_script",
     "setup_logging",
+    "write_markdown",
 ]
 
 # One logger for every subcommand: its name prefixes each message a user sees.
@@ -162,3 +163,21 @@ def run_script(*command_words: str) -> ScriptMain:
         return presdep([*command_words, *(sys.argv[1:] if argv is None else argv)])
 
     return main
+
+
+def write_markdown(args: argparse.Namespace, text: str) -> int:
+    """``text`` to ``--out`` (when the command has it), into ``--doc``'s ``--block``, or
+    (neither given) to stdout; the exit code."""
+    from presentation_dependence.io.atomic import atomic_write_text
+    from presentation_dependence.report.markers import splice_file
+
+    out = getattr(args, "out", None)
+    if out:
+        atomic_write_text(out, text)
+        log.info("wrote %s", out)
+    if args.doc:
+        splice_file(args.doc, args.block, text)
+        log.info("wrote the %s block of %s", args.block, args.doc)
+    if not out and not args.doc:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -31,6 +31,7 @@ from presentation_dependence.cli.common import (
     add_override,
     command,
     log,
+    write_markdown,
 )
 from presentation_dependence.cli.study_judge_arms import register_judge_arms
 from presentation_dependence.cli.study_recipe import register_recipe
@@ -301,7 +302,7 @@ def _cmd_table(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.studies.table import study_table
 
     table = study_table(study_run_dirs(args.dl19_dir), args.timings, from_scores=args.from_scores)
-    return _write_markdown(args, table)
+    return write_markdown(args, table)
 
 
 def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -315,23 +316,7 @@ def _cmd_collections(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
         average = [c.id for c in load_population(args.population).on_axis("collection")]
     text = collections_table(args.root, average, pairs, seed=args.seed)
-    return _write_markdown(args, text)
-
-
-def _write_markdown(args: argparse.Namespace, text: str) -> int:
-    """``text`` to ``--out``, into ``--doc``'s ``--block``, or (neither given) to stdout."""
-    from presentation_dependence.io.atomic import atomic_write_text
-    from presentation_dependence.report.markers import splice_file
-
-    if args.out:
-        atomic_write_text(args.out, text)
-        log.info("wrote %s", args.out)
-    if args.doc:
-        splice_file(args.doc, args.block, text)
-        log.info("wrote the %s block of %s", args.block, args.doc)
-    if not args.out and not args.doc:
-        sys.stdout.write(text)
-    return EXIT_OK
+    return write_markdown(args, text)
 
 
 def _cmd_archive(args: argparse.Namespace, argv: Sequence[str]) -> int:

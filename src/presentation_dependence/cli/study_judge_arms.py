@@ -7,11 +7,10 @@ presdep study judge-arms --trained docs/results/judge-train --baseline docs/resu
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from presentation_dependence.cli.common import EXIT_OK, Subparsers, command, log
+from presentation_dependence.cli.common import Subparsers, command, write_markdown
 
 __all__ = ["register_judge_arms"]
 
@@ -38,13 +37,6 @@ def register_judge_arms(actions: Subparsers) -> None:
 
 
 def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.report.markers import splice_file
     from presentation_dependence.studies.judge_arms import arms_markdown, load_arms
 
-    text = arms_markdown(load_arms(Path(args.trained), Path(args.baseline)))
-    if args.doc:
-        splice_file(args.doc, args.block, text)
-        log.info("wrote the %s block of %s", args.block, args.doc)
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
+    return write_markdown(args, arms_markdown(load_arms(Path(args.trained), Path(args.baseline))))

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from presentation_dependence.cli.common import EXIT_OK, Subparsers, command, log
+from presentation_dependence.cli.common import EXIT_OK, Subparsers, command, log, write_markdown
 from presentation_dependence.errors import PresdepError
 
 __all__ = ["register_recipe"]
@@ -46,7 +45,6 @@ def register_recipe(actions: Subparsers) -> None:
 def _cmd_recipe(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.io.atomic import atomic_write_bytes
     from presentation_dependence.report.figures import learning_curve
-    from presentation_dependence.report.markers import splice_file
     from presentation_dependence.studies.recipe import (
         archive_arm,
         load_search,
@@ -71,12 +69,7 @@ def _cmd_recipe(args: argparse.Namespace, argv: Sequence[str]) -> int:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(args.png, learning_curve(series_of(search, args.root)))
         text += f"\n![Recipe-search learning curves]({_link(args.png, args.doc)})\n"
-    if args.doc:
-        splice_file(args.doc, args.block, text)
-        log.info("wrote the %s block of %s", args.block, args.doc)
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
+    return write_markdown(args, text)
 
 
 def _link(png: str, doc: str | None) -> str:
