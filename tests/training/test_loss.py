@@ -211,3 +211,16 @@ def test_ranking_term_gradients_reach_both_views(rank_loss: str) -> None:
         (alone,) = torch.autograd.grad(ranker(view, target, mask), view)
         assert torch.allclose(g[:, v], alone / 2)
         assert g[0, v, 0] < 0  # the teacher's best candidate is pushed up in both views
+
+
+def test_rank_target_replaces_the_labels_in_the_ranking_term_only() -> None:
+    scores = torch.tensor([[[1.0, 2.0, 0.0], [2.0, 1.0, 0.0]]])
+    labels = torch.tensor([[3.0, 0.0, 1.0]])
+    raw = torch.tensor([[0.80, 0.90, 0.85]])  # a teacher's cosines: another order than labels
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    kw = {"rank_weight": 1.0, "rank_temperature": 0.02}
+    plain = readout_loss(scores, labels, mask, 1.0, **kw)
+    on_raw = readout_loss(scores, labels, mask, 1.0, rank_target=raw, **kw)
+    assert torch.equal(plain.fit, on_raw.fit) and torch.equal(plain.consistency, on_raw.consistency)
+    by_hand = (listnet(scores[:, 0], raw, mask, 0.02) + listnet(scores[:, 1], raw, mask, 0.02)) / 2
+    assert torch.allclose(on_raw.rank, by_hand) and not torch.allclose(on_raw.rank, plain.rank)

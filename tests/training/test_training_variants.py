@@ -26,9 +26,11 @@ from presentation_dependence.studies.curve import (
     learning_curve_points,
 )
 from presentation_dependence.training import heldout_curve as curve_module
+from presentation_dependence.training.collate import SilverDataset
 from presentation_dependence.training.config import load_training_config
 from presentation_dependence.training.heldout_curve import is_model_folder, weights_sha256
 from presentation_dependence.training.resume import train_record
+from presentation_dependence.training.silver import read_silver
 from presentation_dependence.training.trainer import train_student
 from tests.training.conftest import NOVELEVAL, grade_block, student_cfg, student_raw
 
@@ -196,3 +198,22 @@ def test_full_fine_tuning_snapshots_give_a_learning_curve(tiny_model, silver_fil
     # each point served its own weights: the trained model's scores differ from the base's
     assert points[2]["per_query"] != points[0]["per_query"]
     assert weights_sha256(found[0][1]) != weights_sha256(found[1][1])
+
+
+def test_listmle_on_the_teachers_raw_scores_trains(tiny_model, silver_file, tmp_path):
+    """rank_target: raw reaches the loss through the collator's teacher_raw (the silver's raw
+    scores, before calibration) and trains with ListMLE."""
+    silver = read_silver(silver_file)
+    dataset = SilverDataset(silver.queries, teacher_orders=1, views=1, seed=0)
+    ex = dataset[0]
+    assert ex.raw_labels is not None
+    assert np.array_equal(ex.raw_labels, silver.queries[0].raw_labels(1))
+    cfg = cfg_for(
+        tiny_model,
+        silver_file,
+        tmp_path / "s",
+        loss={"rank_weight": 1.0, "rank_loss": "listmle", "rank_target": "raw"},
+    )
+    out = train_student(cfg)
+    logged = [h for h in out.log_history if "rank" in h]
+    assert logged and all(np.isfinite(h["rank"]) and h["rank"] > 0 for h in logged)

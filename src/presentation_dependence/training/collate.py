@@ -48,13 +48,15 @@ E = TypeVar("E")
 
 @dataclass(frozen=True)
 class TrainExample:
-    """One query, its candidate texts, its labels (n,) and its views (V, n)."""
+    """One query, its candidate texts, its labels (n,) and its views (V, n); ``raw_labels``
+    (n,): the teacher's scores before calibration (a ranking term's ``rank_target: raw``)."""
 
     key: str
     query: str
     texts: tuple[str, ...]
     labels: np.ndarray
     views: np.ndarray
+    raw_labels: np.ndarray | None = None
 
 
 def draw_views(
@@ -147,6 +149,7 @@ class SilverDataset(ViewsDataset[TrainExample]):
             texts=tuple(c.text for c in q.candidates),
             labels=q.labels(self.teacher_orders),
             views=views,
+            raw_labels=q.raw_labels(self.teacher_orders),
         )
 
 
@@ -210,7 +213,8 @@ class ReadoutCollator:
     distinct (query, view) prompts; ``readout_positions`` (R, N): the index of the logits each
     slot is read from (0 on padding); ``slot_candidates`` (R, N): the candidate a slot shows (N
     on padding); ``slot_mask`` (R, N); ``view_rows`` (Q, V): the row of view v of query q;
-    ``teacher_scores`` and ``candidate_mask`` (Q, N).
+    ``teacher_scores`` and ``candidate_mask`` (Q, N); ``teacher_raw`` (Q, N), the uncalibrated
+    teacher scores, when every example has them.
     """
 
     def __init__(self, builder: PromptBuilder, pad_token_id: int) -> None:
@@ -236,10 +240,14 @@ class ReadoutCollator:
             slot_mask[b, :n] = True
         target = torch.zeros((len(examples), n_max), dtype=torch.float32)
         cand_mask = torch.zeros((len(examples), n_max), dtype=torch.bool)
+        raw = None if any(ex.raw_labels is None for ex in examples) else torch.zeros_like(target)
         for q, ex in enumerate(examples):
             target[q, : len(ex.texts)] = torch.as_tensor(ex.labels, dtype=torch.float32)
             cand_mask[q, : len(ex.texts)] = True
+            if raw is not None:
+                raw[q, : len(ex.texts)] = torch.as_tensor(ex.raw_labels, dtype=torch.float32)
         return {
+            **({"teacher_raw": raw} if raw is not None else {}),
             **padded,
             "readout_positions": readout,
             "slot_candidates": slot_cand,

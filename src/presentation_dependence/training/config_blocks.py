@@ -53,6 +53,11 @@ class LossOptions:
     fit_weight: float = opt(
         1.0, "weight of the fit term; 0 trains on the ranking term (and λ) alone"
     )
+    rank_target: Literal["label", "raw"] = opt(
+        "label",
+        "what the ranking term follows: label, the calibrated labels (the 0–3 scale); raw, the "
+        "teacher's uncalibrated scores (e.g. E5 cosines: a temperature near 0.02 suits them)",
+    )
 
     def __post_init__(self) -> None:
         if self.rank_weight < 0:

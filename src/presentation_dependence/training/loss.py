@@ -203,13 +203,16 @@ def readout_loss(
     rank_temperature: float = 1.0,
     rank_loss: str = "listnet",
     fit_weight: float = 1.0,
+    rank_target: torch.Tensor | None = None,
     weights: torch.Tensor | None = None,
 ) -> LossParts:
     """fit_weight · fit + rank_weight · rank (means over views) + λ · consistency (mean over
     view pairs).
 
     ``scores`` (Q, V, N), ``log_probs`` (Q, V, N, G) (needed by ``fit="ce"``), ``target`` and
-    ``mask`` (Q, N), ``weights`` (Q, V, N) or None (they weigh the fit; ListMLE takes none).
+    ``mask`` (Q, N), ``weights`` (Q, V, N) or None (they weigh the fit; ListMLE takes none);
+    ``rank_target`` (Q, N): what the ranking term follows instead of ``target`` (e.g. the
+    teacher's raw, uncalibrated scores).
     """
     if scores.dim() != 3:
         raise ValueError(f"scores must be (queries, views, candidates), got {tuple(scores.shape)}")
@@ -233,8 +236,9 @@ def readout_loss(
     fit_term = torch.stack(fits).mean()
     if rank_weight:
         ranker = listnet if rank_loss == "listnet" else listmle
+        follow = target if rank_target is None else rank_target.to(scores.dtype)
         rank = torch.stack(
-            [ranker(scores[:, v], target, mask, rank_temperature) for v in range(views)]
+            [ranker(scores[:, v], follow, mask, rank_temperature) for v in range(views)]
         ).mean()
     else:
         rank = scores.new_zeros(())

@@ -19,6 +19,7 @@ from typing import Any, cast
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
+from presentation_dependence.errors import ConfigError
 from presentation_dependence.training.collate import ViewsDataset
 from presentation_dependence.training.config import LossOptions, TrainingConfig
 from presentation_dependence.training.finite import require_finite_loss, require_finite_weights
@@ -104,11 +105,24 @@ class ReadoutTrainer(Trainer):
             rank_temperature=opts.rank_temperature,
             rank_loss=opts.rank_loss,
             fit_weight=opts.fit_weight,
+            rank_target=self._rank_target(inputs),
             weights=self._weights(ro.slots),
         )
         if model.training:
             self.note_parts(parts, inputs["teacher_scores"])
         return (parts.total, {"scores": ro.scores}) if return_outputs else parts.total
+
+    def _rank_target(self, inputs: dict[str, Any]) -> torch.Tensor | None:
+        """The teacher's raw scores where the ranking term follows them (``rank_target: raw``)."""
+        if self.loss_options.rank_target != "raw":
+            return None
+        if "teacher_raw" not in inputs:
+            raise ConfigError(
+                "loss.rank_target: raw needs the teacher's raw scores, and this batch has none "
+                "(a collator other than ReadoutCollator?). Fix: rank_target: label"
+            )
+        raw: torch.Tensor = inputs["teacher_raw"]
+        return raw
 
     def training_step(
         self, model: torch.nn.Module, inputs: dict[str, Any], *a: Any, **kw: Any
