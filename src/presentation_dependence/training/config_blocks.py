@@ -56,7 +56,7 @@ class LossOptions:
     rank_target: Literal["label", "raw"] = opt(
         "label",
         "what the ranking term follows: label, the calibrated labels (the 0–3 scale); raw, the "
-        "teacher's uncalibrated scores (e.g. E5 cosines: a temperature near 0.02 suits them)",
+        "teacher's uncalibrated scores, on their own scale (set rank_temperature to match it)",
     )
 
     def __post_init__(self) -> None:
