@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.speed import cxx_compiler
 from presentation_dependence.records import Candidate, Query
 from presentation_dependence.rerankers import RERANKERS, Paradigm
 from presentation_dependence.rerankers.base import RerankerConfig
@@ -167,3 +168,18 @@ def test_the_placeholder_is_what_the_content_free_pass_sees(tiny_model: str) -> 
         it.details["grade_probs_content_free"] for it in b.items
     ]
     assert capcal(tiny_model).rank(QUERY, []).cost.forward_passes == 0
+
+
+@pytest.mark.skipif(cxx_compiler() is None, reason="torch.compile on CPU needs a C++ compiler")
+def test_compile_reaches_the_calibrated_passes(tiny_model: str) -> None:
+    # CapCal once ignored `compile`: its passes ran eager while provenance said compiled, and
+    # its raw distributions differed from the compiled base readout's by ~1e-6.
+    cands = candidates(9)
+    base = grade(tiny_model, chunk_size=4, compile=True).rank(QUERY, cands)
+    wrapped = capcal(tiny_model, chunk_size=4, alpha=0.0, compile=True)
+    res = wrapped.rank(QUERY, cands)
+    assert [it.details["grade_probs_raw"] for it in res.items] == [
+        list(it.grade_probs) for it in base.items
+    ]
+    backend, _ = wrapped._ensure_loaded()
+    assert backend.compiler.layers and not backend.compiler.enabled  # on for the calls only

@@ -15,8 +15,11 @@ one run on the embedded model at the project's prompt shapes (20 passages, ~2k t
   transformers cannot skip it while tracing, and the masked kernel is about twice as slow).
   ``auto`` compiles on CPU where a C++ compiler is found (inductor needs one) and not on GPU,
   where it has not been measured (``scripts/device/gpu_check.py --compile`` measures it).
-  Off by default: a compiled layer's rounding depends on which graphs the process compiled
-  before, so scores are not bit-stable across processes (docs/SCORING.md section 4).
+  Off by default. Compiled scores are bit-stable across processes whatever a process
+  compiled before (tested: ``tests/readout/test_speed.py``), but they differ from eager ones
+  by ~1e-6 in float32, so switching the default would change every score of a config that
+  does not name ``compile``; and on an AVX2-only CPU in float32 it pays nothing (1.03x,
+  ``docs/results/bench/compile-and-shared-pass-2026-12-05.json``; docs/SCORING.md section 4).
 
 * ``dtype: auto`` on CPU (:func:`cpu_default_dtype`): bfloat16 where the processor computes it
   natively (AVX512-BF16 or AMX tiles, as torch reports them), float32 elsewhere. On an AMX

@@ -190,6 +190,7 @@ class CapCalGradeReranker(GradeReranker):
             batch_size=opts.batch_size,
             one_at_a_time=opts.one_at_a_time,
             num_threads=opts.num_threads,
+            compile=self._compiled(backend),
         )
 
     def _content_free(
