@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from presdep_tools.bench.evidence import EVIDENCE_BLOCK, evidence_markdown
 from presdep_tools.bench.gpu import GPU_BLOCK, gpu_markdown
 from presdep_tools.bench.readout import run_readout_benchmark
 from presdep_tools.bench.report import full_markdown
@@ -82,6 +83,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="write --doc's GPU-check block from the committed gpu_check-*.json of DIR "
         "(scripts/device/gpu_check.sh's files; measures nothing)",
     )
+    p.add_argument(
+        "--render-evidence",
+        metavar="DIR",
+        help="write --doc's CPU-evidence block from the committed probe files of DIR "
+        "(docs/results/bench; measures nothing)",
+    )
     p.add_argument("--out", default="bench/results.json")
     p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
     return p
@@ -92,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.render_gpu:  # the lent GPU machine's figures, from committed files
         splice_file(args.doc, GPU_BLOCK, gpu_markdown(args.render_gpu))
+        return 0
+    if args.render_evidence:  # single probes on a busy machine, from committed files
+        splice_file(args.doc, EVIDENCE_BLOCK, evidence_markdown(args.render_evidence))
         return 0
     if args.render_only:  # the report again from the stored results, nothing measured
         write_doc(json.loads(Path(args.out).read_text(encoding="utf-8")), args.doc)

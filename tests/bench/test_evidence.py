@@ -1,0 +1,40 @@
+"""The CPU-evidence block: each committed probe file renders, its figures computed from raw numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from presdep_tools.bench.evidence import evidence_markdown
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _probe(folder: Path, **body: object) -> None:
+    head = {"commit": "0" * 40, "cpu": "test cpu", "dtype": "float32", "threads": 1}
+    body = {**head, "what": "a probe", "conditions": "idle", **body}
+    (folder / "probe.json").write_text(json.dumps(body), encoding="utf-8")
+
+
+def test_attention_rows_are_ranked_and_relative_to_sdpa(tmp_path: Path) -> None:
+    secs = {"sdpa_flash_is_causal": 0.5, "eager_matmul_softmax": 2.0, "sdpa_math": 1.0}
+    _probe(tmp_path, kind="attention_kernels", causal_gflop=10.0, cpu_seconds=secs)
+    rows = [line for line in evidence_markdown(tmp_path).splitlines() if line.startswith("| ")]
+    assert rows[1:] == [
+        "| sdpa flash is causal | 500 | 20.0 | 1.00× |  |",
+        "| sdpa math | 1000 | 10.0 | 2.00× |  |",
+        "| eager matmul softmax | 2000 | 5.0 | 4.00× |  |",
+    ]
+
+
+def test_an_unknown_kind_names_the_file(tmp_path: Path) -> None:
+    _probe(tmp_path, kind="guess")
+    with pytest.raises(ValueError, match=r"probe\.json: kind 'guess'"):
+        evidence_markdown(tmp_path)
+
+
+def test_every_committed_probe_renders() -> None:
+    text = evidence_markdown(REPO / "docs" / "results" / "bench")
+    assert text.count("**`") == len(list((REPO / "docs" / "results" / "bench").glob("*.json")))

@@ -1,0 +1,109 @@
+"""The ``cpu-evidence`` block of docs/BENCHMARKS.md, rendered from committed probe files.
+
+Single measurements that are not a ``poe bench`` run (a machine too busy for one, a question
+the bench does not ask) are committed as ``docs/results/bench/<name>-<date>.json``, each with
+its ``kind``, conditions, raw numbers and the script that took them. This module turns each
+kind into a table; every figure in the block is computed here from the raw numbers.
+
+    uv run poe bench --render-evidence docs/results/bench
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from presentation_dependence.io.markdown import markdown_table
+
+__all__ = ["EVIDENCE_BLOCK", "evidence_markdown"]
+
+EVIDENCE_BLOCK = "cpu-evidence"
+
+
+def _rank_vs_forward(ev: dict[str, Any]) -> list[str]:
+    r = ev["result"]
+    best_rank, best_fwd = min(r["rank_seconds"]), min(r["forward_seconds"])
+    matmul = max(ev["matmul_float32_1_thread_gflops"])
+    rows = [
+        ["rank() end to end, best of 3 (s)", f"{best_rank:.2f}"],
+        ["forward passes alone, best of 3 (s)", f"{best_fwd:.2f}"],
+        ["rank() ÷ forward", f"{r['rank_over_forward_best']:.3f}"],
+        ["prompt building (s)", f"{r['prompt_build_seconds']:.2f}"],
+        ["1-thread float32 matmul (GFLOP/s, best of 3)", f"{matmul:.1f}"],
+    ]
+    return markdown_table(["measure", "value"], rows)
+
+
+def _compile_and_shared_pass(ev: dict[str, Any]) -> list[str]:
+    psi, comp = ev["psi_step"], ev["compile"]
+    one, shared = psi["one_a_pass"], psi["batched"]
+    eager, compiled = (
+        comp["cpu_seconds_per_pass"]["eager"],
+        comp["cpu_seconds_per_pass"]["compiled"],
+    )
+    rows = [
+        [
+            f"PSI step, one query ({psi['presentations']} presentations)",
+            f"one a pass: {one['cpu_seconds']:.1f} CPU s, {one['forward_passes']} passes",
+            f"shared pass (≤ {psi['presentation_batch']} a pass): {shared['cpu_seconds']:.1f} CPU s, "
+            f"{shared['forward_passes']} passes",
+            f"{psi['cpu_ratio']:.2f}×",
+            f"{psi['max_abs_score_diff']:.1e}",
+        ],
+        [
+            f"one prompt ({comp['prompt_tokens']:,} tokens), best of {len(eager)}",
+            f"eager: {min(eager):.2f} CPU s",
+            f"compiled layers: {min(compiled):.2f} CPU s",
+            f"{comp['eager_over_compiled_best']:.2f}×",
+            f"{comp['max_abs_delta_expected_grade']:.1e}",
+        ],
+    ]
+    header = ["what", "today's path", "lever", "speed-up", "max |Δ| (score, E[g])"]
+    return markdown_table(header, rows)
+
+
+def _attention_kernels(ev: dict[str, Any]) -> list[str]:
+    secs, diffs = ev["cpu_seconds"], ev.get("max_abs_diff_from_sdpa_causal", {})
+    base = secs["sdpa_flash_is_causal"]
+    rows = [
+        [
+            name.replace("_", " "),
+            f"{s * 1000:.0f}",
+            f"{ev['causal_gflop'] / s:.1f}",
+            f"{s / base:.2f}×",
+            f"{diffs[name]:.1e}" if name in diffs else "",
+        ]
+        for name, s in sorted(secs.items(), key=lambda kv: kv[1])
+    ]
+    header = ["kernel", "ms a layer", "causal GFLOP/s", "time ÷ SDPA causal", "max |Δ| output"]
+    return markdown_table(header, rows)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "rank_vs_forward": _rank_vs_forward,
+    "compile_and_shared_pass": _compile_and_shared_pass,
+    "attention_kernels": _attention_kernels,
+}
+
+
+def _heading(path: Path, ev: dict[str, Any]) -> list[str]:
+    when = ev.get("utc", "")
+    return [
+        f"**`{path.name}`** ({when}, commit `{ev['commit'][:7]}`, {ev['cpu']}, {ev['dtype']}, "
+        f"{ev['threads']} thread): {ev['what']}. Conditions: {ev['conditions']}.",
+        "",
+    ]
+
+
+def evidence_markdown(folder: str | Path) -> str:
+    """Every probe file of ``folder``, in name order, as a heading line and a table."""
+    out: list[str] = []
+    for path in sorted(Path(folder).glob("*.json")):
+        ev = json.loads(path.read_text(encoding="utf-8"))
+        kind = ev.get("kind")
+        if kind not in RENDERERS:
+            raise ValueError(f"{path}: kind {kind!r} is not one of {sorted(RENDERERS)}")
+        out += [*_heading(path, ev), *RENDERERS[kind](ev), ""]
+    return "\n".join(out).rstrip() + "\n"
