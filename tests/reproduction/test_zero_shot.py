@@ -56,11 +56,15 @@ def test_task_crosses_the_population_with_the_scorers(configs) -> None:
         "query_sample_seed": 0,
         "judged_only": True,
     }
-    assert [r.id for r in task.rerankers][:3] == ["bm25", "e5-teacher", "off-the-shelf"]
+    ids = [r.id for r in task.rerankers]
+    assert ids[:4] == ["bm25", "e5-teacher", "e5-teacher-300", "off-the-shelf"]
     shipped = {p.parent.name for p in (REPO / "students").glob("*/student.json")}
-    students = task.rerankers[3:]  # one row per shipped student: off-the-shelf + its adapter
+    students = task.rerankers[4:]  # one row per shipped student: off-the-shelf + its adapter
     assert students and {r.reranker["adapter"] for r in students} <= shipped
-    base = task.rerankers[2].reranker
+    base = task.rerankers[3].reranker
+    # the teacher reading what the students read: the same cut, otherwise the E5 row
+    cut = task.rerankers[2].reranker
+    assert cut == {**task.rerankers[1].reranker, "max_passage_chars": base["max_passage_chars"]}
     # dtype may differ: the arithmetic a row ran in, recorded per run (provenance) and stated on
     # the study page (the OC-SFT rows are float32 on a CPU that emulates bfloat16)
     same = {k: v for k, v in base.items() if k != "dtype"}
