@@ -54,3 +54,18 @@ def test_arms_section_from_archived_runs(tmp_path: Path, items_file: Path) -> No
     assert main([*args, "--doc", str(doc)]) == 0
     assert text in doc.read_text()
     assert arms_markdown(load_arms(tmp_path / "none", baseline)).startswith("No trained judge")
+
+
+def test_before_any_arm_the_baseline_and_its_averaging_are_shown(
+    tmp_path: Path, items_file: Path
+) -> None:
+    baseline = tmp_path / "study"
+    _run(baseline, items_file, "toy-readout", 0.5)
+    groups = load_arms(tmp_path / "none", baseline, run_ids=("toy-readout", "absent-readout"))
+    assert list(groups) == ["toy-readout"]  # a run id with no archived run is left out
+    assert [r.run_id for r in groups["toy-readout"]] == ["off-the-shelf"]
+    text = arms_markdown(groups)
+    assert text.startswith("No trained judge has been evaluated yet. The rows every arm")
+    avg = summarise_averaged(groups["toy-readout"][0].records, ScoringSettings(0, 200, 0.95))
+    assert f"| test-time averaging (off the shelf) | {avg['items']} | 4 |" in text
+    assert "| `off-the-shelf` |" in text and "paired" not in text

@@ -32,33 +32,44 @@ from presentation_dependence.metrics.stats import named_rng, paired_bootstrap
 from presentation_dependence.studies.judge_study import StudyRun, load_run
 from presentation_dependence.studies.judge_tables import overview_table, paired_markdown
 
-__all__ = ["ARMS", "BASELINE", "arms_markdown", "load_arms"]
+__all__ = ["ARMS", "BASELINE", "TEST_RUNS", "arms_markdown", "load_arms"]
 
 BASELINE = "off-the-shelf"
+# The judge study's readout runs of the four test sets (``test_config`` of
+# configs/judge/train/splits.json): shown off the shelf, with test-time averaging, before any arm
+TEST_RUNS = ("hh-rlhf-harmless-readout", "gsm8k-readout", "rm-bench-readout", "llmbar-readout")
 ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
 CONSISTENT = ("oc-sft-squared", "oc-sft-symkl")  # each paired against the two fixes below
 AUGMENTED = "placement-aug"
 
 
 def load_arms(
-    trained: Path, baseline: Path, arms: Sequence[str] = ARMS
+    trained: Path,
+    baseline: Path,
+    arms: Sequence[str] = ARMS,
+    run_ids: Sequence[str] = TEST_RUNS,
 ) -> dict[str, list[StudyRun]]:
-    """Per run id with at least one trained arm: the off-the-shelf run (when archived) then
-    each arm's, every run relabelled by its arm."""
+    """Per run id of ``run_ids`` or with a trained arm: the off-the-shelf run (when archived)
+    then each arm's, every run relabelled by its arm."""
     groups: dict[str, list[StudyRun]] = {}
+
+    def group(run_id: str) -> list[StudyRun]:
+        if run_id not in groups:
+            base = load_run(baseline / run_id)
+            groups[run_id] = [] if base is None else [_label(base, BASELINE)]
+        return groups[run_id]
+
+    for run_id in run_ids:
+        group(run_id)
     for arm in arms:
         folder = trained / arm
         if not folder.is_dir():
             continue
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
             run = load_run(sub)
-            if run is None or run.kind != "judge":
-                continue
-            if run.run_id not in groups:
-                base = load_run(baseline / run.run_id)
-                groups[run.run_id] = [] if base is None else [_label(base, BASELINE)]
-            groups[run.run_id].append(_label(run, arm))
-    return groups
+            if run is not None and run.kind == "judge":
+                group(run.run_id).append(_label(run, arm))
+    return {rid: runs for rid, runs in groups.items() if runs}
 
 
 def _label(run: StudyRun, label: str) -> StudyRun:
@@ -129,7 +140,15 @@ def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
 
 
 def arms_markdown(groups: dict[str, list[StudyRun]]) -> str:
-    """The section's text: one part per run id (module docstring)."""
+    """The section's text: one part per run id (module docstring); before any arm is archived,
+    the judge off the shelf and its test-time averaging, what every arm will be set against."""
+    trained = any(r.run_id != BASELINE for runs in groups.values() for r in runs)
     if not groups:
         return "No trained judge has been evaluated yet.\n"
-    return "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))
+    head = (
+        ""
+        if trained
+        else "No trained judge has been evaluated yet. The rows every arm will be set against: "
+        "the judge off the shelf and test-time averaging of it.\n\n"
+    )
+    return head + "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))
