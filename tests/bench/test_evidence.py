@@ -38,3 +38,20 @@ def test_an_unknown_kind_names_the_file(tmp_path: Path) -> None:
 def test_every_committed_probe_renders() -> None:
     text = evidence_markdown(REPO / "docs" / "results" / "bench")
     assert text.count("**`") == len(list((REPO / "docs" / "results" / "bench").glob("*.json")))
+
+
+def test_int8_row_computes_its_speed_up_from_the_raw_seconds(tmp_path: Path) -> None:
+    result = {
+        "prompt_tokens": [1000, 500],
+        "cpu_seconds": {"float32": [3.0, 2.0], "int8_dynamic": [1.5, 1.0]},
+        "per_prompt": [
+            {"max_abs_delta_expected_grade": 0.25, "kendall_tau_float32_vs_int8": 0.5},
+            {"max_abs_delta_expected_grade": 0.125, "kendall_tau_float32_vs_int8": 0.75},
+        ],
+    }
+    _probe(tmp_path, kind="int8_dynamic", result=result)
+    rows = [line for line in evidence_markdown(tmp_path).splitlines() if line.startswith("| ")]
+    assert rows[1] == (
+        "| 2 prompts (1,500 tokens), best of 2 | float32: 2.00 CPU s | int8 dynamic: 1.00 CPU s "
+        "| 2.00× | 0.25, 0.12 | 0.50, 0.75 |"
+    )

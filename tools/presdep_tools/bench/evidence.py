@@ -81,7 +81,33 @@ def _attention_kernels(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+def _int8_dynamic(ev: dict[str, Any]) -> list[str]:
+    r = ev["result"]
+    secs = r["cpu_seconds"]
+    rows = [
+        [
+            f"{len(r['prompt_tokens'])} prompts ({sum(r['prompt_tokens']):,} tokens), "
+            f"best of {len(secs['float32'])}",
+            f"float32: {min(secs['float32']):.2f} CPU s",
+            f"int8 dynamic: {min(secs['int8_dynamic']):.2f} CPU s",
+            f"{min(secs['float32']) / min(secs['int8_dynamic']):.2f}×",
+            ", ".join(f"{p['max_abs_delta_expected_grade']:.2f}" for p in r["per_prompt"]),
+            ", ".join(f"{p['kendall_tau_float32_vs_int8']:.2f}" for p in r["per_prompt"]),
+        ]
+    ]
+    header = [
+        "what",
+        "today's path",
+        "lever",
+        "speed-up",
+        "max |ΔE[g]| per prompt",
+        "Kendall τ, float32 vs int8 scores",
+    ]
+    return markdown_table(header, rows)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "int8_dynamic": _int8_dynamic,
     "rank_vs_forward": _rank_vs_forward,
     "compile_and_shared_pass": _compile_and_shared_pass,
     "attention_kernels": _attention_kernels,
