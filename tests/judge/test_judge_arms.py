@@ -10,7 +10,7 @@ import yaml
 from presentation_dependence.cli import main
 from presentation_dependence.judge.scoring.averaged import summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
-from presentation_dependence.studies.judge_arms import arms_markdown, load_arms
+from presentation_dependence.studies.judge_arms import arms_markdown, baseline_run_ids, load_arms
 from tests.judge.test_study import _script
 
 
@@ -69,3 +69,11 @@ def test_before_any_arm_the_baseline_and_its_averaging_are_shown(
     avg = summarise_averaged(groups["toy-readout"][0].records, ScoringSettings(0, 200, 0.95))
     assert f"| test-time averaging (off the shelf) | {avg['items']} | 4 |" in text
     assert "| `off-the-shelf` |" in text and "paired" not in text
+
+
+def test_the_baseline_runs_are_the_splits_test_sets_once_each() -> None:
+    ids = baseline_run_ids("configs/judge/train/splits.json")
+    # five sets, two of them (GSM8K four-way and pairs) judged by one test config
+    assert len(ids) == len(set(ids)) == 4
+    for run_id in ids:  # each is a judge study run archived under that id
+        assert (Path("docs/results/judge-study/runs") / run_id / "summary.json").is_file()

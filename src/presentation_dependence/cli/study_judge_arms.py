@@ -32,11 +32,23 @@ def register_judge_arms(actions: Subparsers) -> None:
         default="docs/results/judge-study/runs",
         help="the off-the-shelf runs: BASELINE/<run id>/",
     )
+    c.add_argument(
+        "--splits",
+        default="configs/judge/train/splits.json",
+        help="the judge splits file: its test sets' runs are shown off the shelf before any arm",
+    )
     c.add_argument("--doc", help="write the section into this document's marker block")
     c.add_argument("--block", default="judge-arms", help="the marker block --doc rewrites")
 
 
 def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from presentation_dependence.studies.judge_arms import arms_markdown, load_arms
+    from presentation_dependence.studies.judge_arms import (
+        arms_markdown,
+        baseline_run_ids,
+        load_arms,
+    )
 
-    return write_markdown(args, arms_markdown(load_arms(Path(args.trained), Path(args.baseline))))
+    groups = load_arms(
+        Path(args.trained), Path(args.baseline), run_ids=baseline_run_ids(args.splits)
+    )
+    return write_markdown(args, arms_markdown(groups))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.report import _table, fmt
 from presentation_dependence.judge.scoring.averaged import averaged_item_scores, summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
@@ -31,13 +32,11 @@ from presentation_dependence.judge.scoring.summary import item_scores
 from presentation_dependence.metrics.stats import named_rng, paired_bootstrap
 from presentation_dependence.studies.judge_study import StudyRun, load_run
 from presentation_dependence.studies.judge_tables import overview_table, paired_markdown
+from presentation_dependence.training.judge_splits import read_splits
 
-__all__ = ["ARMS", "BASELINE", "TEST_RUNS", "arms_markdown", "load_arms"]
+__all__ = ["ARMS", "BASELINE", "arms_markdown", "baseline_run_ids", "load_arms"]
 
 BASELINE = "off-the-shelf"
-# The judge study's readout runs of the four test sets (``test_config`` of
-# configs/judge/train/splits.json): shown off the shelf, with test-time averaging, before any arm
-TEST_RUNS = ("hh-rlhf-harmless-readout", "gsm8k-readout", "rm-bench-readout", "llmbar-readout")
 ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
 CONSISTENT = ("oc-sft-squared", "oc-sft-symkl")  # each paired against the two fixes below
 AUGMENTED = "placement-aug"
@@ -47,7 +46,7 @@ def load_arms(
     trained: Path,
     baseline: Path,
     arms: Sequence[str] = ARMS,
-    run_ids: Sequence[str] = TEST_RUNS,
+    run_ids: Sequence[str] = (),
 ) -> dict[str, list[StudyRun]]:
     """Per run id of ``run_ids`` or with a trained arm: the off-the-shelf run (when archived)
     then each arm's, every run relabelled by its arm."""
@@ -70,6 +69,13 @@ def load_arms(
             if run is not None and run.kind == "judge":
                 group(run.run_id).append(_label(run, arm))
     return {rid: runs for rid, runs in groups.items() if runs}
+
+
+def baseline_run_ids(splits: str | Path) -> tuple[str, ...]:
+    """The judge study's run ids of a splits file's test sets (each set's ``test_config``), in
+    order, once each: the runs shown off the shelf before any arm has trained."""
+    sets = read_splits(splits)["sets"].values()
+    return tuple(dict.fromkeys(load_judge_config(s["test_config"]).id for s in sets))
 
 
 def _label(run: StudyRun, label: str) -> StudyRun:
