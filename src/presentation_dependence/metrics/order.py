@@ -25,6 +25,7 @@ from scipy import stats
 from presentation_dependence.metrics.ranking import _matrix, _vector, ranks_from_scores
 
 __all__ = [
+    "TIE_TOL",
     "delta_ndcg",
     "kendall_tau_b",
     "mean_pairwise_tau",
@@ -155,11 +156,17 @@ def score_spread(score_matrix: ArrayLike) -> float:
     return float(np.std(s, axis=1).mean())
 
 
-def tied_share(score_matrix: ArrayLike, tol: float = 1e-3) -> float:
+# Two scores closer than this are tied (:func:`tied_share`): an absolute tolerance on the 0–3
+# grade scale, below the three decimals reports print. On another scale (a bi-encoder's cosines,
+# which span a few hundredths within a query) it counts near-equal scores, not ties.
+TIE_TOL = 1e-3
+
+
+def tied_share(score_matrix: ArrayLike, tol: float = TIE_TOL) -> float:
     """Share of candidates tied with another candidate of the same presentation, averaged.
 
     Candidate j of presentation m is tied when some k ≠ j has ``|s_mj − s_mk| ≤ tol``
-    (default 1e-3 on the 0–3 grade scale, below the three decimals reports print).
+    (default :data:`TIE_TOL`, 1e-3 on the 0–3 grade scale).
     ``(1/(M n)) Σ_m Σ_j 1[∃ k ≠ j: |s_mj − s_mk| ≤ tol]``. 0 = every score distinct, 1 = no
     candidate separable from all others. Ranks of tied candidates come from the tie-break
     (first-stage rank), not from the scorer.

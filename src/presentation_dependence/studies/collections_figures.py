@@ -21,6 +21,7 @@ from typing import Any
 
 from presentation_dependence.config.loader import read_yaml_mapping
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.metrics.order import TIE_TOL
 from presentation_dependence.metrics.stats import (
     mean_with_ci,
     stratified_bootstrap_ci,
@@ -50,6 +51,10 @@ DEFAULT_PAIRS = (
     ("order-averaged", "off-the-shelf"),
 )
 
+# Spread and ties are read on each scorer's own scale: the readout's and the students' 0–3 grades
+# compare with each other, a bi-encoder's cosines or BM25's rank scores do not compare with them.
+_OWN_SCALE = "on each scorer's own scale: comparable among the 0–3 grade scorers only"
+
 # (key, label): the per-query keys of psi_metrics.json's shuffled variant, and ``ndcg10_given``
 # (metrics.json's nDCG@10 of the run in the first stage's order).
 TABLE_METRICS = (
@@ -57,8 +62,8 @@ TABLE_METRICS = (
     ("ndcg_mean", "nDCG@10 over the shuffles"),
     ("tau_psi", "τ-PSI"),
     ("jaccard_topk", "top-k Jaccard"),
-    ("score_spread", "score spread (mean within-query std)"),
-    ("tied_share", "tied share"),
+    ("score_spread", f"score spread (mean within-query std; {_OWN_SCALE})"),
+    ("tied_share", f"tied share (within {TIE_TOL:g} of another candidate; {_OWN_SCALE})"),
 )
 AVERAGE = "average"
 POOLED = "pooled"  # the scope of a test pooled over the averaged collections
