@@ -44,6 +44,14 @@ def test_seed_and_qid_change_the_draw():
     assert not np.array_equal(base, draw_presentations("random_shuffle", 20, 4, 0, "q2", ctx(20)))
 
 
+def test_fewer_shuffles_are_the_first_of_more():
+    # a K-shuffle run draws exactly the first K shuffles of an M-shuffle run (same seed and
+    # query), so scores of the two can be compared presentation by presentation
+    more = draw_presentations("random_shuffle", 20, 10, 0, "q1", ctx(20))
+    fewer = draw_presentations("random_shuffle", 20, 5, 0, "q1", ctx(20))
+    np.testing.assert_array_equal(fewer, more[:5])
+
+
 def test_reverse_is_given_and_reversed():
     p = draw_presentations("reverse", 5, 10, 0, "q", ctx(5))
     np.testing.assert_array_equal(p, [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0]])
