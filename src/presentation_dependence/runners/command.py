@@ -3,8 +3,11 @@ config, the run folder, the reranker and the presentations of the ``robustness``
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +20,31 @@ from presentation_dependence.presentations import (
 )
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers import Reranker, build_reranker
+from presentation_dependence.runners.readback import recorded_dtype
 from presentation_dependence.runners.run_folder import RunFolder
 
-__all__ = ["StageCommand"]
+__all__ = ["StageCommand", "pin_auto_dtype"]
+
+log = logging.getLogger(__name__)
+
+
+def pin_auto_dtype(options: Any, folder: RunFolder) -> Any:
+    """``options`` with ``dtype: auto`` resolved as ``folder``'s earlier commands resolved it.
+
+    ``auto`` depends on the processor (bfloat16 where it is native, float32 elsewhere:
+    readout/backend.py), and a run folder is resumed wherever a session finds a machine. Left
+    alone, a folder begun on an AVX2-only CPU (float32) and resumed on an AMX one would mix
+    float32 and bfloat16 queries under one frozen config. So ``auto`` resolves once, when a
+    folder first scores, and every later command keeps that dtype (``provenance.json`` records
+    it per command). Options without a dtype, an explicit dtype, or a new folder pass through.
+    """
+    if getattr(options, "dtype", None) != "auto":
+        return options
+    pinned = recorded_dtype(folder.path)
+    if pinned is None:
+        return options
+    log.info("dtype auto -> %s, as this run folder's first scoring command resolved it", pinned)
+    return dataclasses.replace(options, dtype=pinned)
 
 
 class StageCommand:
@@ -50,7 +75,9 @@ class StageCommand:
     def reranker(self) -> Reranker:
         if self._reranker is None:
             rc = self.cfg.reranker
-            self._reranker = build_reranker(rc.reranker_class, rc.options)
+            self._reranker = build_reranker(
+                rc.reranker_class, pin_auto_dtype(rc.options, self.folder)
+            )
         return self._reranker
 
     def presentations(self, req: RerankRequest, grades: np.ndarray) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ from presentation_dependence.errors import PresdepError
 from presentation_dependence.provenance import cpu_label
 from presentation_dependence.runners.run_folder import PROVENANCE, RunFolder, invocations
 
-__all__ = ["Provenance", "folder_config", "read_provenance", "recorded_cpus"]
+__all__ = ["Provenance", "folder_config", "read_provenance", "recorded_cpus", "recorded_dtype"]
 
 C = TypeVar("C")
 
@@ -72,6 +72,15 @@ class Provenance:
             return runs[-1]
         return self.invocations[-1] if self.invocations else {}
 
+    def first_dtype(self) -> str | None:
+        """The dtype the folder's first scoring command resolved (its ``reranker.dtype``), or
+        None when no command recorded one."""
+        for inv in self.invocations:
+            reranker = inv.get("reranker")
+            if isinstance(reranker, Mapping) and isinstance(reranker.get("dtype"), str):
+                return str(reranker["dtype"])
+        return None
+
     @property
     def commit(self) -> str | None:
         """The commit of :meth:`run_invocation` (None when it recorded none)."""
@@ -85,6 +94,12 @@ def read_provenance(run_dir: str | Path) -> Provenance:
     if not path.is_file():
         return Provenance()
     return Provenance(tuple(invocations(json.loads(path.read_text(encoding="utf-8")))))
+
+
+def recorded_dtype(folder: str | Path) -> str | None:
+    """The dtype ``folder``'s scores were computed in, as its first scoring command resolved it
+    (``provenance.json``); None for a folder that has scored nothing yet."""
+    return read_provenance(folder).first_dtype()
 
 
 def recorded_cpus(folder: str | Path) -> list[str]:
