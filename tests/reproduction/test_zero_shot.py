@@ -70,7 +70,7 @@ def test_task_crosses_the_population_with_the_scorers(configs) -> None:
     same = {k: v for k, v in base.items() if k != "dtype"}
     for r in students:
         assert {k: v for k, v in r.reranker.items() if k not in ("adapter", "dtype")} == same, r.id
-        assert r.reranker.get("dtype", "auto") in ("auto", base["dtype"]), r.id
+        assert r.reranker.get("dtype", "auto") in ("auto", "float32", base["dtype"]), r.id
     assert list(configs) == POPULATION.ids()
     assert all(len(v) == len(task.rerankers) for v in configs.values())
     assert "data" not in [s.id for s in task.stages]  # nothing is materialised
