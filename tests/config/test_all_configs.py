@@ -49,6 +49,7 @@ FAMILIES: list[tuple[str, Callable[[Path], Any]]] = [
     ("study/recipe-search-plan.yaml", load_plan),
     ("study/recipe-search.yaml", load_search),
     ("study/zero-shot-oc-sft.yaml", load_plan),
+    ("study/zero-shot-oc-sft-gold.yaml", load_plan),
     ("self-distill/", load_training_config),
     ("study/", load_training_config),
     ("reader/", lambda p: load_reader_config(str(p))),
