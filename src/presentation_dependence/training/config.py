@@ -101,6 +101,11 @@ class SilverConfig:
         "the teacher-to-grade map of the labels (training/calibration.py): identity "
         "for a teacher on the 0..3 scale, cdf for a similarity teacher (E5, MiniLM)",
     )
+    scores_archive: str | None = opt(
+        None,
+        "the teacher's scores without texts (training/silver_scores.py): read where it exists "
+        "(a matching query skips the teacher), written once the silver file is complete; commit it",
+    )
 
     def __post_init__(self) -> None:
         positive("silver.num_orders", self.num_orders)

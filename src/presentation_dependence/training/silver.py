@@ -38,6 +38,8 @@ same fields, and per-line ``teacher_id`` lets files of several teachers be train
 Secrets (as a run folder treats them): the header describes the labels and is redacted like
 ``provenance.json`` (its command line included); the records are results, so a query or passage
 text holding a secret is refused before its part or the file is written.
+Teacher scores archived without texts (``silver.scores_archive``, :mod:`.silver_scores`) are
+reused for the queries they match and written once the file is complete.
 Generation is resumable: each finished query is written atomically to ``<path>.parts/`` and the
 final file is assembled atomically once all are done. The records and the reader are in
 :mod:`~presentation_dependence.training.silver_format` (re-exported here).
@@ -93,6 +95,11 @@ from presentation_dependence.training.silver_format import (
     SilverSet,
     read_silver,
     read_silver_file,
+)
+from presentation_dependence.training.silver_scores import (
+    from_archive,
+    read_scores_archive,
+    write_scores_archive,
 )
 
 __all__ = [
@@ -226,13 +233,15 @@ def generate_silver(
     path = Path(cfg.path)
     key = redact_obj(config_key(cfg))  # as the header and the parts' config.json hold it
     if path.exists() and not force:
-        return _kept(path, cfg)
+        return _archived(cfg, _kept(path, cfg))
     parts = _parts_folder(path, key)
     requests, judgements = _requests(cfg)
     if teacher is None:
         rc = RerankerConfig.from_raw(cfg.teacher)
         teacher = build_reranker(rc.reranker_class, rc.options)
-    stage = SilverStage(cfg, parts, requests, teacher, judgements)
+    archive = Path(cfg.scores_archive) if cfg.scores_archive else None
+    archived = read_scores_archive(archive, cfg) if archive and archive.exists() else {}
+    stage = SilverStage(cfg, parts, requests, teacher, judgements, archived)
     if stage.order_free:
         log.info("the teacher %s is order-free: one pass per query (exact for every T)", stage.tid)
     summary = run_stage(
@@ -248,7 +257,17 @@ def generate_silver(
     if shard is not None or not summary.complete:
         log.info("%d parts in %s; run without a shard to write %s", summary.computed, parts, path)
         return path
+    if archived:
+        log.info("this run took %d queries' scores from %s", stage.reused, archive)
     _assemble(path, stage, key, judgements, argv)
+    return _archived(cfg, path)
+
+
+def _archived(cfg: SilverConfig, path: Path) -> Path:
+    """``path``, after writing its text-free scores to ``silver.scores_archive`` (when set and
+    a record changed: :mod:`.silver_scores`)."""
+    if cfg.scores_archive and write_scores_archive(Path(cfg.scores_archive), path):
+        log.info("wrote the teacher scores of %s to %s (commit it)", path, cfg.scores_archive)
     return path
 
 
@@ -331,8 +350,10 @@ class SilverStage:
         requests: Sequence[tuple[str, RerankRequest]],
         teacher: Reranker,
         judgements: Mapping[str, Qrels | None],
+        archived: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.cfg, self.parts, self.teacher = cfg, parts, teacher
+        self.archived, self.reused = archived or {}, 0  # stored scores by source/qid
         self.keyed = [
             replace(r, query=replace(r.query, qid=f"{s}/{r.query.qid}")) for s, r in requests
         ]
@@ -344,6 +365,7 @@ class SilverStage:
         if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements:
             self.bound = {s: teacher.with_judgements(q, s) for s, q in judgements.items()}
         self.tid, self.revision = teacher_identity(teacher.describe())
+        self.teacher_key = (self.tid, self.revision)
         self.order_free = is_order_free(teacher)
         self.T = 1 if self.order_free else cfg.num_orders
 
@@ -369,6 +391,13 @@ class SilverStage:
         orders = draw_orders(
             n, q.qid, num_orders=self.T, seed=self.cfg.seed, include_given_order=given
         )
+        stored = self.archived.get(f"{source}/{q.qid}")
+        hit = (
+            None if stored is None else from_archive(stored, source, req, orders, self.teacher_key)
+        )
+        if hit is not None:
+            self.reused += 1
+            return hit
         ps = score_presentations(self.bound.get(source, self.teacher), q, req.candidates, orders)
         scored = (ps.perms, ps.scores, self.tid, self.revision, ps.grade_probs)
         return SilverQuery(
