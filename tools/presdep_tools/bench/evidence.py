@@ -106,11 +106,40 @@ def _int8_dynamic(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+def _shared_pass_by_dtype(ev: dict[str, Any]) -> list[str]:
+    res = ev["results"]
+    base = res["float32"]["one_a_pass"]["cpu_seconds"]
+    rows = []
+    for dtype, r in res.items():
+        one, shared = r["one_a_pass"], r["batched"]
+        rows.append(
+            [
+                dtype,
+                f"{one['cpu_seconds']:.1f} CPU s, {one['forward_passes']} passes",
+                f"{base / one['cpu_seconds']:.2f}×",
+                f"{shared['cpu_seconds']:.1f} CPU s, {shared['forward_passes']} passes "
+                f"(≤ {r['presentation_batch']} a pass)",
+                f"{r['cpu_ratio']:.2f}×",
+                f"{r['max_abs_score_diff']:.1e}",
+            ]
+        )
+    header = [
+        f"dtype (PSI step, one query, {res['float32']['presentations']} presentations)",
+        "one a pass",
+        "speed-up over float32, one a pass",
+        "shared pass",
+        "shared pass speed-up",
+        "max |Δ| score, shared vs one a pass",
+    ]
+    return markdown_table(header, rows)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "int8_dynamic": _int8_dynamic,
     "rank_vs_forward": _rank_vs_forward,
     "compile_and_shared_pass": _compile_and_shared_pass,
     "attention_kernels": _attention_kernels,
+    "shared_pass_by_dtype": _shared_pass_by_dtype,
 }
 
 
