@@ -134,12 +134,34 @@ def _shared_pass_by_dtype(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+def _training_step_by_dtype(ev: dict[str, Any]) -> list[str]:
+    res = ev["results"]
+    cpu = {dtype: min(r["user_seconds_per_step"] for r in runs) for dtype, runs in res.items()}
+    rows = [
+        [
+            dtype,
+            f"{runs[0]['prompt_tokens']:,}",
+            ", ".join(f"{r['user_seconds_per_step']:.2f}" for r in runs),
+            f"{cpu['float32'] / cpu[dtype]:.2f}×",
+        ]
+        for dtype, runs in res.items()
+    ]
+    header = [
+        "dtype (OC-SFT step, two views)",
+        "prompt tokens, both views",
+        "CPU s per step (each alternation)",
+        "speed-up over float32 (best)",
+    ]
+    return markdown_table(header, rows)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "int8_dynamic": _int8_dynamic,
     "rank_vs_forward": _rank_vs_forward,
     "compile_and_shared_pass": _compile_and_shared_pass,
     "attention_kernels": _attention_kernels,
     "shared_pass_by_dtype": _shared_pass_by_dtype,
+    "training_step_by_dtype": _training_step_by_dtype,
 }
 
 
