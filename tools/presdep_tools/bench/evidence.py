@@ -134,6 +134,14 @@ def _shared_pass_by_dtype(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+_TRAINING_DTYPE_COLUMNS = (
+    "dtype (OC-SFT step, two views)",
+    "prompt tokens, both views",
+    "CPU s per step (each alternation)",
+    "speed-up over float32 (best)",
+)
+
+
 def _training_step_by_dtype(ev: dict[str, Any]) -> list[str]:
     res = ev["results"]
     cpu = {dtype: min(r["user_seconds_per_step"] for r in runs) for dtype, runs in res.items()}
@@ -146,13 +154,7 @@ def _training_step_by_dtype(ev: dict[str, Any]) -> list[str]:
         ]
         for dtype, runs in res.items()
     ]
-    header = [
-        "dtype (OC-SFT step, two views)",
-        "prompt tokens, both views",
-        "CPU s per step (each alternation)",
-        "speed-up over float32 (best)",
-    ]
-    return markdown_table(header, rows)
+    return markdown_table(_TRAINING_DTYPE_COLUMNS, rows)
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
