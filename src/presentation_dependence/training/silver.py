@@ -365,7 +365,6 @@ class SilverStage:
         if isinstance(teacher, GoldQrelsReranker) and teacher.binds_judgements:
             self.bound = {s: teacher.with_judgements(q, s) for s, q in judgements.items()}
         self.tid, self.revision = teacher_identity(teacher.describe())
-        self.teacher_key = (self.tid, self.revision)
         self.order_free = is_order_free(teacher)
         self.T = 1 if self.order_free else cfg.num_orders
 
@@ -393,7 +392,9 @@ class SilverStage:
         )
         stored = self.archived.get(f"{source}/{q.qid}")
         hit = (
-            None if stored is None else from_archive(stored, source, req, orders, self.teacher_key)
+            None
+            if stored is None
+            else from_archive(stored, source, req, orders, (self.tid, self.revision))
         )
         if hit is not None:
             self.reused += 1

@@ -2,7 +2,7 @@
 
 A silver file holds the training queries' and passages' texts beside the teacher's scores. The
 texts stay out of git (the pool's licences), and making the scores is the expensive part: the E5
-teacher over the pool's 821 training queries takes about an hour of one core, and a session's
+teacher over the pool's 821 training queries is a pass over every passage, and a session's
 machine is not kept. ``silver.scores_archive`` names a file that keeps the scores only, one line
 per query after a header:
 
@@ -17,8 +17,9 @@ whose key, candidate ids, drawn presentations and teacher identity match takes t
 instead of a teacher pass (its texts come from the data, as always); any other query is scored
 by the teacher. An archive made with other settings is refused, naming them. Once the silver file
 is complete the archive is (re)written from it, atomically and only when a record changed, so a
-committed archive makes the file on the next machine in seconds, with the very scores of the
-machine that computed them (a training resumed there meets the same data fingerprint).
+committed archive makes the file on the next machine without a teacher pass, with the very
+scores of the machine that computed them (a training resumed there meets the same data
+fingerprint).
 """
 
 from __future__ import annotations
