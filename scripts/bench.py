@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from presdep_tools.bench.evidence import EVIDENCE_BLOCK, evidence_markdown
+from presdep_tools.bench.evidence import EVIDENCE_BLOCK, EVIDENCE_DOC, evidence_markdown
 from presdep_tools.bench.gpu import GPU_BLOCK, gpu_markdown
 from presdep_tools.bench.readout import run_readout_benchmark
 from presdep_tools.bench.report import full_markdown
@@ -90,12 +90,18 @@ def make_parser() -> argparse.ArgumentParser:
         "(docs/results/bench; measures nothing)",
     )
     p.add_argument("--out", default="bench/results.json")
-    p.add_argument("--doc", default="docs/BENCHMARKS.md", help="Markdown report ('' to skip)")
+    p.add_argument(
+        "--doc",
+        help="Markdown report ('' to skip); default docs/BENCHMARKS.md, and for "
+        f"--render-evidence {EVIDENCE_DOC}",
+    )
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
+    if args.doc is None:
+        args.doc = EVIDENCE_DOC if args.render_evidence else "docs/BENCHMARKS.md"
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.render_gpu:  # the lent GPU machine's figures, from committed files
         splice_file(args.doc, GPU_BLOCK, gpu_markdown(args.render_gpu))

@@ -55,3 +55,45 @@ def test_int8_row_computes_its_speed_up_from_the_raw_seconds(tmp_path: Path) -> 
         "| 2 prompts (1,500 tokens), best of 2 | float32: 2.00 CPU s | int8 dynamic: 1.00 CPU s "
         "| 2.00× | 0.25, 0.12 | 0.50, 0.75 |"
     )
+
+
+def _table_rows(folder: Path) -> list[str]:
+    return [line for line in evidence_markdown(folder).splitlines() if line.startswith("| ")]
+
+
+def test_training_steps_are_relative_to_the_first_setting(tmp_path: Path) -> None:
+    def step(cpu: float) -> dict[str, float]:
+        return {"user_seconds_per_step": cpu, "prompt_tokens": 2096}
+
+    results = {"eager": [step(10.0), step(8.0)], "compiled": [step(5.0), step(4.0)]}
+    _probe(tmp_path, kind="training_step_compiled", results=results)
+    rows = _table_rows(tmp_path)
+    assert rows[0].startswith("| decoder layers, bfloat16 (OC-SFT step, two views) |")
+    assert rows[0].endswith("| speed-up over eager (best) |")
+    assert rows[1:] == [
+        "| eager | 2,096 | 10.00, 8.00 | 1.00× |",
+        "| compiled | 2,096 | 5.00, 4.00 | 2.00× |",
+    ]
+
+
+def test_forward_account_derives_shares_and_the_ceiling(tmp_path: Path) -> None:
+    # 2·N·T = 2·500·1000 FLOP at 1e-3 GFLOP/s: 1 s of linear work at the matmul rate, so
+    # 1/4 of the 4 s forward, and 1 / (1 + 2 layers · 0.25 s of exponentials) = 0.67.
+    r = {
+        "tokens": 1000,
+        "layers": 2,
+        "non_embedding_parameters": 500,
+        "matmul_gflops": 1e-3,
+        "forward_cpu_seconds_best_of_3": 4.0,
+        "profile_self_cpu_seconds": 8.0,
+        "profile_attention_seconds": 2.0,
+        "profile_linear_seconds": 4.0,
+        "kernel_seconds_per_layer": 0.5,
+        "exp_seconds_per_layer": 0.25,
+        "attention_matmuls_seconds_per_layer": 0.75,
+    }
+    _probe(tmp_path, kind="forward_account", results={"bfloat16": r})
+    assert _table_rows(tmp_path)[1] == (
+        "| bfloat16, 1,000 tokens | 4.00 | 0.25 | 50% / 25% / 25% | 500.0 | 250.0 (50%) "
+        "| 750.0 | 0.67 |"
+    )

@@ -33,6 +33,7 @@ from transformers import TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.speed import cxx_compiler
 from presentation_dependence.training.collate import SilverDataset, TrainExample
 from presentation_dependence.training.config import training_config_from_raw
 from presentation_dependence.training.progress import TRAIN_LOG, run_loss, start_log
@@ -339,3 +340,40 @@ def test_run_loss_weights_each_logged_window_by_its_steps():
     history = [{"loss": 2.0, "step": 2}, {"loss": 1.0, "step": 3}, {"train_runtime": 1.0}]
     assert run_loss(history) == pytest.approx((2.0 * 2 + 1.0) / 3)
     assert np.isnan(run_loss([]))
+
+
+@pytest.mark.skipif(cxx_compiler() is None, reason="compile on CPU needs a C++ compiler")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_compiled_training_killed_and_resumed_gives_the_uninterrupted_adapter(
+    tiny_model, silver_file, tmp_path, dtype
+):
+    """With compiled decoder layers (``student.compile``) a SIGKILLed run, resumed in a fresh
+    process, ends with the adapter of a run that was never stopped: every run is its own
+    process, so each compiles its graphs from scratch at a different step (issue 39, item 3)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+    def run(out: Path, kill_step: int) -> int:
+        raw = raw_cfg(tiny_model, silver_file, out, epochs=2)
+        raw["student"] = {**raw["student"], "dtype": dtype, "compile": True}
+        argv = [sys.executable, str(KILL_RUN), json.dumps(raw), str(kill_step)]
+        proc = subprocess.run(
+            [*argv, str(out.parent / f"{out.name}-views.jsonl")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "compiled layers" in proc.stderr, proc.stderr[-3000:]
+        return proc.returncode
+
+    ref, killed = tmp_path / "uninterrupted", tmp_path / "killed"
+    assert run(ref, 99) == 3  # kill_run's "no kill happened"
+    assert run(killed, 5) == -9
+    assert latest_checkpoint(killed / CHECKPOINTS) == killed / CHECKPOINTS / "checkpoint-4"
+    assert run(killed, 99) == 3
+    assert train_record(killed)["resumed_from_step"] == 4
+    assert_same_tensors(
+        tensors(ref / "adapter" / "adapter_model.safetensors"),
+        tensors(killed / "adapter" / "adapter_model.safetensors"),
+    )

@@ -16,7 +16,10 @@ one run on the embedded model at the project's prompt shapes (20 passages, ~2k t
   ``auto`` compiles on CPU where a C++ compiler is found (inductor needs one) and not on GPU,
   where it has not been measured (``scripts/device/gpu_check.py --compile`` measures it).
   Off by default. Compiled scores are bit-stable across processes whatever a process
-  compiled before (tested: ``tests/readout/test_speed.py``), but they differ from eager ones
+  compiled before (tested: ``tests/readout/test_speed.py``), a compiled training run killed
+  and resumed ends with the uninterrupted adapter (``tests/training/test_resume.py``), and
+  a bfloat16 OC-SFT step on AMX costs 1.48x fewer CPU seconds compiled (the recipe search
+  trains so), but compiled scores differ from eager ones
   by ~1e-6 in float32, so switching the default would change every score of a config that
   does not name ``compile``; and on an AVX2-only CPU in float32 it pays nothing (1.03x,
   ``docs/results/bench/compile-and-shared-pass-2026-12-05.json``; docs/SCORING.md section 4).

@@ -1,4 +1,4 @@
-"""The ``cpu-evidence`` block of docs/BENCHMARKS.md, rendered from committed probe files.
+"""The ``cpu-evidence`` block of docs/studies/cpu-probes.md, rendered from committed probe files.
 
 Single measurements that are not a ``poe bench`` run (a machine too busy for one, a question
 the bench does not ask) are committed as ``docs/results/bench/<name>-<date>.json``, each with
@@ -17,9 +17,10 @@ from typing import Any
 
 from presentation_dependence.io.markdown import markdown_table
 
-__all__ = ["EVIDENCE_BLOCK", "evidence_markdown"]
+__all__ = ["EVIDENCE_BLOCK", "EVIDENCE_DOC", "evidence_markdown"]
 
 EVIDENCE_BLOCK = "cpu-evidence"
+EVIDENCE_DOC = "docs/studies/cpu-probes.md"
 
 
 def _rank_vs_forward(ev: dict[str, Any]) -> list[str]:
@@ -134,27 +135,65 @@ def _shared_pass_by_dtype(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
-_TRAINING_DTYPE_COLUMNS = (
-    "dtype (OC-SFT step, two views)",
-    "prompt tokens, both views",
-    "CPU s per step (each alternation)",
-    "speed-up over float32 (best)",
-)
+def _training_steps(label: str) -> Callable[[dict[str, Any]], list[str]]:
+    """Rows of OC-SFT steps under settings (``results``: setting -> alternations), each against
+    the first setting's best CPU seconds."""
 
-
-def _training_step_by_dtype(ev: dict[str, Any]) -> list[str]:
-    res = ev["results"]
-    cpu = {dtype: min(r["user_seconds_per_step"] for r in runs) for dtype, runs in res.items()}
-    rows = [
-        [
-            dtype,
-            f"{runs[0]['prompt_tokens']:,}",
-            ", ".join(f"{r['user_seconds_per_step']:.2f}" for r in runs),
-            f"{cpu['float32'] / cpu[dtype]:.2f}×",
+    def render(ev: dict[str, Any]) -> list[str]:
+        res = ev["results"]
+        cpu = {key: min(r["user_seconds_per_step"] for r in runs) for key, runs in res.items()}
+        base = next(iter(res))
+        rows = [
+            [
+                key,
+                f"{runs[0]['prompt_tokens']:,}",
+                ", ".join(f"{r['user_seconds_per_step']:.2f}" for r in runs),
+                f"{cpu[base] / cpu[key]:.2f}×",
+            ]
+            for key, runs in res.items()
         ]
-        for dtype, runs in res.items()
+        header = [
+            f"{label} (OC-SFT step, two views)",
+            "prompt tokens, both views",
+            "CPU s per step (each alternation)",
+            f"speed-up over {base} (best)",
+        ]
+        return markdown_table(header, rows)
+
+    return render
+
+
+def _forward_account(ev: dict[str, Any]) -> list[str]:
+    rows = []
+    for dtype, r in ev["results"].items():
+        linear = 2 * r["non_embedding_parameters"] * r["tokens"] / (r["matmul_gflops"] * 1e9)
+        fwd, layers = r["forward_cpu_seconds_best_of_3"], r["layers"]
+        total = r["profile_self_cpu_seconds"]
+        attn, lin = r["profile_attention_seconds"], r["profile_linear_seconds"]
+        kernel, exp = r["kernel_seconds_per_layer"], r["exp_seconds_per_layer"]
+        rows.append(
+            [
+                f"{dtype}, {r['tokens']:,} tokens",
+                f"{fwd:.2f}",
+                f"{linear / fwd:.2f}",
+                f"{lin / total:.0%} / {attn / total:.0%} / {1 - (lin + attn) / total:.0%}",
+                f"{kernel * 1e3:.1f}",
+                f"{exp * 1e3:.1f} ({exp / kernel:.0%})",
+                f"{r['attention_matmuls_seconds_per_layer'] * 1e3:.1f}",
+                f"{linear / (linear + layers * exp):.2f}",
+            ]
+        )
+    header = [
+        "dtype, prompt",
+        "forward, CPU s",
+        "readout ÷ matmul (2·N·T)",
+        "linear / attention / rest (profile)",
+        "SDPA causal, ms a layer",
+        "its exponentials alone, ms (÷ kernel)",
+        "its two matmuls as bmm, ms",
+        "ceiling: linear at the matmul rate, attention at its exponentials",
     ]
-    return markdown_table(_TRAINING_DTYPE_COLUMNS, rows)
+    return markdown_table(header, rows)
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -163,7 +202,9 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "compile_and_shared_pass": _compile_and_shared_pass,
     "attention_kernels": _attention_kernels,
     "shared_pass_by_dtype": _shared_pass_by_dtype,
-    "training_step_by_dtype": _training_step_by_dtype,
+    "training_step_by_dtype": _training_steps("dtype"),
+    "training_step_compiled": _training_steps("decoder layers, bfloat16"),
+    "forward_account": _forward_account,
 }
 
 
