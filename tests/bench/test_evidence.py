@@ -97,3 +97,23 @@ def test_forward_account_derives_shares_and_the_ceiling(tmp_path: Path) -> None:
         "| bfloat16, 1,000 tokens | 4.00 | 0.25 | 50% / 25% / 25% | 500.0 | 250.0 (50%) "
         "| 750.0 | 0.67 |"
     )
+
+
+def test_judge_steps_leave_out_the_first_step_and_need_the_same_items(tmp_path: Path) -> None:
+    def run(*cpu: float) -> list[dict[str, float]]:
+        return [
+            {"step": i + 1, "tokens": 100 + i, "cpu_s": c, "s_per_step": c}
+            for i, c in enumerate(cpu)
+        ]
+
+    results = {"float32": run(5.0, 4.0, 2.0), "bfloat16": run(50.0, 1.0, 2.0)}
+    _probe(tmp_path, kind="judge_step_by_dtype", results=results)
+    rows = [line for line in evidence_markdown(tmp_path).splitlines() if line.startswith("| ")]
+    assert rows[1:] == [
+        "| float32 | 2 (203) | 5.0 | 6.0 | 3.00 | 1.00× |",
+        "| bfloat16 | 2 (203) | 50.0 | 3.0 | 1.50 | 2.00× |",
+    ]
+    results["bfloat16"][2]["tokens"] = 7
+    _probe(tmp_path, kind="judge_step_by_dtype", results=results)
+    with pytest.raises(ValueError, match="same items"):
+        evidence_markdown(tmp_path)

@@ -129,3 +129,19 @@ def test_options_are_validated() -> None:
         ReadoutJudgeOptions(batch_size=0)
     with pytest.raises(ConfigError):
         ReadoutJudgeOptions(dtype="int8")
+    with pytest.raises(ConfigError, match="compile"):
+        ReadoutJudgeOptions(compile=1)  # type: ignore[arg-type]
+
+
+def test_compiled_layers_read_the_eager_verdicts(tiny_model: str) -> None:
+    """``compile: true`` runs the same forward pass through the compiled decoder layers: the
+    verdict probabilities match eager float32 to 1e-5, and the verdicts are the same."""
+    reqs = make_requests(make_items(2), "cyclic", 0)
+    eager = readout(tiny_model).judge(reqs)
+    compiled_judge = readout(tiny_model, compile=True)
+    compiled = compiled_judge.judge(reqs)
+    assert compiled_judge.describe()["options"]["compile"] is True
+    for a, b in zip(eager, compiled, strict=True):
+        pa, pb = np.asarray(a.extra["verdict_probs"]), np.asarray(b.extra["verdict_probs"])
+        assert np.abs(pa - pb).max() < 1e-5
+        assert a.verdict_slot == b.verdict_slot

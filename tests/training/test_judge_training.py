@@ -28,8 +28,10 @@ from safetensors.torch import load_file
 
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.judge.items.records import JudgeRequest, ResponseItem
+from presentation_dependence.judge.judges import generation
 from presentation_dependence.judge.judges.readout import ReadoutJudge, ReadoutJudgeOptions
 from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.training import judge_heldout
 from presentation_dependence.training.judge_config import judge_training_config_from_raw
 from presentation_dependence.training.judge_data import JudgeDataset, VerdictCollator
@@ -242,6 +244,9 @@ def test_early_stopping_judges_each_checkpoint_on_held_out_items(
     assert point["records"] == 50 and point["num_items"] == 3
     assert 0 <= point["accuracy"] <= 1 and 0 <= point["flip_share"] <= 1
     snap = out / "snapshots" / "step-000001"
+    # each judged checkpoint's base copy is released, not held for the rest of the run
+    shas = {adapter_sha256(p) for p in (out / "snapshots").iterdir()}
+    assert not [k for k in generation._GENERATORS if k[-1] in shas]
     opts = ReadoutJudgeOptions(
         model_name=tiny_model, device="cpu", dtype="float32", adapter_path=str(snap)
     )

@@ -20,6 +20,7 @@ from typing import Any
 
 from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.judge.judges.base import build_judge
+from presentation_dependence.judge.judges.generation import release_adapter_generators
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.scoring.summary import summarise_records
@@ -78,6 +79,7 @@ class JudgePoints:
         requests = make_requests(self.items, self.opts.placements, self.cfg.seed)
         records = judge.judge(requests)
         del judge
+        release_adapter_generators(str(snapshot))
         gc.collect()
         summary = summarise_records(records, ScoringSettings(seed=self.cfg.seed))
         return {

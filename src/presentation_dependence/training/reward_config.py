@@ -43,7 +43,9 @@ class RewardModelConfig(RunFolderConfig):
     output_dir: str = opt("", "run folder; empty = runs/judge-train/<id>")
     model_name: str = opt("embedded:smollm2-135m-instruct", "the base model (as the judges')")
     revision: str | None = opt(None, "hub revision of model_name (pinned)")
-    dtype: str = opt("float32", "training and serving dtype (the readout judges train in float32)")
+    dtype: str = opt(
+        "float32", "training and serving dtype (stage 1 trains every judge arm in bfloat16)"
+    )
     trust_remote_code: bool = opt(False, "allow the model's own code (off unless asked)")
     splits: str = opt("configs/judge/train/splits.json", "the splits file (presdep judge-splits)")
     sets: list[str] = opt_factory(list, "the splits' sets to train on; [] = every trained set")

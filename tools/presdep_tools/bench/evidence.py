@@ -196,6 +196,37 @@ def _forward_account(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+def _judge_steps(ev: dict[str, Any]) -> list[str]:
+    """Trained-judge steps of the same items under settings, the first (compile) step left out;
+    each against the first setting's total CPU seconds."""
+    res = ev["results"]
+    timed = {key: rows[1:] for key, rows in res.items()}
+    total = {key: sum(r["cpu_s"] for r in rows) for key, rows in timed.items()}
+    base = next(iter(res))
+    if len({tuple(r["tokens"] for r in rows) for rows in timed.values()}) != 1:
+        raise ValueError("judge_step_by_dtype: the settings did not train on the same items")
+    rows = [
+        [
+            key,
+            f"{len(timed[key])} ({sum(r['tokens'] for r in timed[key]):,})",
+            f"{res[key][0]['cpu_s']:.1f}",
+            f"{total[key]:.1f}",
+            f"{total[key] / len(timed[key]):.2f}",
+            f"{total[base] / total[key]:.2f}×",
+        ]
+        for key in res
+    ]
+    header = [
+        "judge step (two placements of one item)",
+        "steps timed (prompt tokens)",
+        "first step, CPU s (left out)",
+        "CPU s, timed steps",
+        "CPU s per step",
+        f"speed-up over {base}",
+    ]
+    return markdown_table(header, rows)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "int8_dynamic": _int8_dynamic,
     "rank_vs_forward": _rank_vs_forward,
@@ -205,6 +236,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "training_step_by_dtype": _training_steps("dtype"),
     "training_step_compiled": _training_steps("decoder layers, bfloat16"),
     "forward_account": _forward_account,
+    "judge_step_by_dtype": _judge_steps,
 }
 
 

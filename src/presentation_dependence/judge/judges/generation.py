@@ -48,6 +48,7 @@ __all__ = [
     "encode_chat",
     "load_generator",
     "model_snapshot",
+    "release_adapter_generators",
 ]
 
 logger = logging.getLogger(__name__)
@@ -210,6 +211,19 @@ def load_generator(o: ModelOptions, adapter: str | None = None) -> tuple[Transfo
             _GENERATORS[key] = backend
     snapshot = model_snapshot(resolved.source, resolved.path, resolved.revision, backend)
     return backend, snapshot + (f"+lora:{lora[:16]}" if lora else "")
+
+
+def release_adapter_generators(adapter: str) -> int:
+    """Drop every cached backend that carries ``adapter`` (its copy of the base goes with it);
+    the number dropped. A trained judge's checkpoints are judged one after another
+    (``training/judge_heldout.py``), each on a base copy of its own, so each is released once
+    judged rather than held for the rest of the training run."""
+    lora = adapter_sha256(adapter)
+    with _LOCK:
+        keys = [k for k in _GENERATORS if k[-1] == lora]
+        for k in keys:
+            del _GENERATORS[k]
+    return len(keys)
 
 
 def model_snapshot(
