@@ -4,8 +4,9 @@ Measures the readout's documents per second (listwise B=20 vs pointwise B=1, sam
 documents) and its achieved FLOP/s against a dense matmul; the speed levers of issue 14 on and
 off (eager vs optimised, attention kernel, compiled layers, dtype, autocast, padding,
 logits_to_keep, threads, a shared-prefix KV cache) with a per-operator profile; the generative
-listwise rate; and the OC-SFT training step eager vs optimised. One run, about 10 minutes on
-two cores. ``--conditions`` is written into the report's conditions section. The benchmarks
+listwise rate; the OC-SFT training step eager vs optimised; and the studies' two steps end to
+end (one query's PSI, one OC-SFT step at the studies' geometry), today's path against the
+levers (``tools/presdep_tools/bench/study_steps.py``). One run, about 15 minutes on two cores. ``--conditions`` is written into the report's conditions section. The benchmarks
 are development tools (``tools/presdep_tools/bench``, not in the wheel): ``poe bench`` puts
 ``tools/`` on the path (``PYTHONPATH=tools python scripts/bench.py`` without poe).
 """
@@ -28,7 +29,7 @@ from presdep_tools.bench.evidence import EVIDENCE_BLOCK, EVIDENCE_DOC, evidence_
 from presdep_tools.bench.gpu import GPU_BLOCK, gpu_markdown
 from presdep_tools.bench.readout import run_readout_benchmark
 from presdep_tools.bench.report import full_markdown
-from presdep_tools.bench.study_steps import psi_step_benchmark
+from presdep_tools.bench.study_steps import psi_step_benchmark, training_step_paths
 from presentation_dependence.config import DataConfig
 from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
@@ -65,7 +66,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--skip-speed", action="store_true", help="skip the speed-lever table")
     p.add_argument(
-        "--skip-psi-step", action="store_true", help="skip one query's PSI, one a pass vs batched"
+        "--skip-study-steps",
+        action="store_true",
+        help="skip the studies' steps (one query's PSI, one OC-SFT step), today's path vs levers",
     )
     p.add_argument(
         "--conditions",
@@ -149,7 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from presdep_tools.bench.training import training_step_benchmark
 
         training = training_step_benchmark(args.model, num_threads=args.threads)
-    psi_step = None if args.skip_psi_step else psi_step_benchmark(requests, model_name=args.model)
+    psi_step = (
+        None if args.skip_study_steps else psi_step_benchmark(requests, model_name=args.model)
+    )
+    study_training = None if args.skip_study_steps else training_step_paths(args.model)
     results = {
         "time_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
@@ -162,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generative_listwise": generative,
         "training": training,
         "psi_step": psi_step,
+        "study_training": study_training,
         "conditions": args.conditions,
     }
     atomic_write_text(args.out, json.dumps(results, indent=1) + "\n")

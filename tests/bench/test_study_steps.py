@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 
-from presdep_tools.bench.report import psi_step_markdown
-from presdep_tools.bench.study_steps import psi_step_benchmark
+import pytest
+
+from presdep_tools.bench.report import psi_step_markdown, study_training_markdown
+from presdep_tools.bench.study_steps import psi_step_benchmark, training_step_paths
 from presentation_dependence.records import Candidate, Query, RerankRequest
 
 WORDS = [
@@ -30,12 +32,38 @@ def test_psi_step_benchmark_on_the_tiny_model(tiny_model: str) -> None:
         for i in range(20)
     ]
     req = RerankRequest(Query("q1", "which letter"), tuple(cands))
-    r = psi_step_benchmark([req], model_name=tiny_model, m=4, null_repeats=1, dtype="float32")
-    assert r["presentations"] == 6 and r["shuffles"] == 4
-    for part in ("one_a_pass", "batched"):
-        assert r[part]["wall_seconds"] > 0 and r[part]["prompt_tokens"] > 0
-    assert r["one_a_pass"]["prompt_tokens"] == r["batched"]["prompt_tokens"]
-    assert r["batched"]["forward_passes"] < r["one_a_pass"]["forward_passes"] == 6
-    assert r["max_abs_score_diff"] == 0.0  # unpadded: the one-a-pass scores, bit for bit
+    paths = {
+        "float32 (today)": {"dtype": "float32"},
+        "float32, presentation_batch 11": {"dtype": "float32", "presentation_batch": 11},
+        "bfloat16": {"dtype": "bfloat16"},
+    }
+    r = psi_step_benchmark([req], model_name=tiny_model, m=4, null_repeats=1, paths=paths)
+    assert r["presentations"] == 6 and r["shuffles"] == 4 and list(r["paths"]) == list(paths)
+    today, batched, bf16 = r["paths"].values()
+    for p in (today, batched, bf16):
+        assert p["wall_seconds"] > 0 and p["cpu_seconds"] > 0
+        assert p["prompt_tokens"] == today["prompt_tokens"] > 0
+        assert p["cpu_speedup"] == pytest.approx(today["cpu_seconds"] / p["cpu_seconds"])
+    assert today["cpu_speedup"] == 1.0 and today["max_abs_score_diff"] == 0.0
+    assert batched["forward_passes"] < today["forward_passes"] == 6
+    assert batched["max_abs_score_diff"] == 0.0  # unpadded: the one-a-pass scores, bit for bit
+    assert bf16["dtype"] == "bfloat16" and 0 < bf16["max_abs_score_diff"] < 1
     text = psi_step_markdown(r)
-    assert "| presentation_batch 11 |" in text and "max |Δscore| 0" in text
+    assert "| float32, presentation_batch 11 | float32 |" in text
+    assert "**1.00×** (missed)" in text  # today's path against itself, goal ≥ 2
+
+
+def test_training_step_paths_on_the_tiny_model(tiny_model: str) -> None:
+    paths = {"float32 (today)": ("float32", False), "bfloat16": ("bfloat16", False)}
+    r = training_step_paths(
+        tiny_model, paths=paths, isolate=False, repeats=1, num_candidates=4, lora_r=4
+    )
+    assert (r["num_candidates"], r["lora_r"], r["threads"]) == (4, 4, 1)
+    today, bf16 = r["paths"].values()
+    assert today["dtype"] == "float32" and bf16["dtype"] == "bfloat16"
+    assert today["views"] == bf16["views"] == 2 and today["prompt_tokens"] == bf16["prompt_tokens"]
+    assert bf16["cpu_speedup"] == pytest.approx(
+        today["user_seconds_per_step"] / bf16["user_seconds_per_step"]
+    )
+    text = study_training_markdown(r)
+    assert "| float32 (today) |" in text and "| bfloat16 |" in text

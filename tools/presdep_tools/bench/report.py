@@ -13,6 +13,7 @@ __all__ = [
     "full_markdown",
     "profile_table",
     "psi_step_markdown",
+    "study_training_markdown",
     "speed_markdown",
     "training_benchmark_markdown",
 ]
@@ -269,8 +270,10 @@ def full_markdown(results: dict[str, Any]) -> str:
     )
     if results.get("training") is not None:
         text += "\n" + training_benchmark_markdown(results["training"])
-    if results.get("psi_step") is not None:
+    if results.get("psi_step") is not None and "paths" in results["psi_step"]:
         text += "\n" + psi_step_markdown(results["psi_step"])
+    if results.get("study_training") is not None:
+        text += "\n" + study_training_markdown(results["study_training"])
     conditions = results.get("conditions") or "Not stated (--conditions)."
     return text + f"\n## Conditions of this run\n\n{conditions}\n"
 
@@ -380,36 +383,70 @@ def _cpu(part: dict[str, Any]) -> str:
     )
 
 
+def _goal(speedup: float, goal: float) -> str:
+    return f"**{speedup:.2f}×** ({'met' if speedup >= goal else 'missed'})"
+
+
 def psi_step_markdown(r: dict[str, Any]) -> str:
-    """The study-step row (tools/presdep_tools/bench/study_steps.py): one query's PSI."""
+    """The study steps' section (tools/presdep_tools/bench/study_steps.py): one query's PSI
+    along each path, and, when measured, one OC-SFT step along each path."""
+    goal = r["goal_speedup"]
     rows = [
         [
             name,
-            f"{part['wall_seconds']:.1f}",
-            f"{part['cpu_seconds']:.1f}",
-            str(part["forward_passes"]),
-            f"{part['prompt_tokens']:,}",
+            p["dtype"],
+            f"{p['wall_seconds']:.1f}",
+            f"{p['cpu_seconds']:.1f}",
+            str(p["forward_passes"]),
+            f"{p['prompt_tokens']:,}",
+            _goal(p["cpu_speedup"], goal),
+            f"{p['max_abs_score_diff']:.3g}",
         ]
-        for name, part in (
-            ("one prompt a pass (the studies' path)", r["one_a_pass"]),
-            (f"presentation_batch {r['presentation_batch']}", r["batched"]),
-        )
+        for name, p in r["paths"].items()
     ]
-    head = ["path", "wall s", "CPU s", "forward passes", "prompt tokens"]
+    head = ["path", "dtype", "wall s", "CPU s", "forward passes", "prompt tokens"]
+    head += [f"CPU speed-up over today (goal ≥ {goal:g})", "max |Δscore| vs today"]
     return "\n".join(
         [
-            "## A study step end to end: one query's PSI",
+            "## The studies' steps end to end: today's path against the levers",
             "",
-            f"DL19 query {r['qid']}, BM25 top-20, the interleaved readout at B = 20 (passages cut "
-            f"to 300 characters), {r['shuffles']} shuffles + the given order + "
-            f"{r['null_repeats']} repeats ({r['presentations']} presentations), {r['dtype']}, "
-            f"{r['threads']} thread(s), as `configs/experiments/psi-dl19-interleaved.yaml` "
-            "scores every query; both paths in one process after a warm-up.",
+            f"One query's PSI: DL19 query {r['qid']}, BM25 top-20, the interleaved readout at "
+            f"B = 20 (passages cut to 300 characters), {r['shuffles']} shuffles + the given order "
+            f"+ {r['null_repeats']} repeats ({r['presentations']} presentations), "
+            f"{r['threads']} thread(s), as `configs/experiments/psi-dl19-interleaved.yaml` scores "
+            "every query; each path its own reranker, warmed (and compiled) on two presentations "
+            "before the timed pass, all in one process.",
             "",
             *markdown_table(head, rows),
             "",
-            f"Batched over one a pass: **{r['wall_ratio']:.2f}×** wall, {r['cpu_ratio']:.2f}× CPU; "
-            f"max |Δscore| {r['max_abs_score_diff']:.3g}.",
+        ]
+    )
+
+
+def study_training_markdown(r: dict[str, Any]) -> str:
+    """One OC-SFT step at the studies' geometry along each path."""
+    goal = r["goal_speedup"]
+    rows = [
+        [
+            name,
+            f"{p['prompt_tokens']:,}",
+            f"{p['user_seconds_per_step']:.2f}",
+            f"{p['seconds_median']:.2f}",
+            f"{p['warmup_seconds']:.1f}",
+            _goal(p["cpu_speedup"], goal),
+        ]
+        for name, p in r["paths"].items()
+    ]
+    head = ["path", "prompt tokens, both views", "CPU s per step", "wall s per step (median)"]
+    head += ["untimed first step, s", f"CPU speed-up over today (goal ≥ {goal:g})"]
+    return "\n".join(
+        [
+            f"One OC-SFT training step at the studies' geometry: one NovelEval query, "
+            f"{r['num_candidates']} candidates cut at {r['max_passage_chars']} characters, two "
+            f"views, LoRA r {r['lora_r']}, {r['threads']} thread; each path in a fresh process "
+            "under the studies' allocator settings.",
+            "",
+            *markdown_table(head, rows),
             "",
         ]
     )

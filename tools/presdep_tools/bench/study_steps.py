@@ -1,29 +1,59 @@
-"""End-to-end cost of a study step (issue 39): the PSI of one query as the studies run it.
+"""End-to-end cost of the studies' two steps (issue 39): today's path against the levers, one run.
 
-One DL19 query (BM25 top-20, B = 20, the interleaved readout, passages cut to 300 characters,
-one thread: ``configs/experiments/psi-dl19-interleaved.yaml``) scored under M seeded shuffles
-plus the same-order null through :func:`~presentation_dependence.presentations.
-score_presentations`, twice in one process: one prompt a pass (today's study path) and with
-``presentation_batch`` (prompts of one token length share a pass, unpadded). Reported: wall and
-CPU seconds, prompt tokens, forward passes, and the largest score difference between the two
-(0 where the batched pass reproduces one a pass bit for bit).
+* **PSI step**: one DL19 query (BM25 top-20, B = 20, the interleaved readout, passages cut to
+  300 characters, one thread: ``configs/experiments/psi-dl19-interleaved.yaml``) scored under M
+  seeded shuffles plus the same-order null through :func:`~presentation_dependence.
+  presentations.score_presentations`, once per path of :data:`PSI_PATHS`: today's (float32,
+  eager, one prompt a pass, as the content study ran), bfloat16, bfloat16 through compiled
+  decoder layers, and bfloat16 with equal-length presentations sharing a pass. Each path is its
+  own reranker, warmed on the first presentations (a compiled path compiles there) before the
+  timed pass. Per path: wall and CPU seconds, forward passes, prompt tokens, its speed-up in CPU
+  seconds over today's (goal: at least :data:`GOAL_SPEEDUP`, "at most half"), and the largest
+  score difference from today's scores.
+* **Training step**: one OC-SFT step at the studies' geometry (one NovelEval query, 10
+  candidates cut at 300 characters, LoRA r 16, two views, one thread) per path of
+  :data:`TRAIN_PATHS`, each in a fresh process under the studies' allocator settings
+  (:func:`~presdep_tools.bench.training.isolated_step`): float32 eager (today) against
+  bfloat16 compiled; the timed steps' user CPU seconds per step.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import torch
 
+from presdep_tools.bench.training import StepSettings, isolated_step, measure_step
 from presentation_dependence.presentations import draw_presentations, score_presentations
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
+from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 
-__all__ = ["psi_step_benchmark"]
+__all__ = [
+    "GOAL_SPEEDUP",
+    "PSI_PATHS",
+    "TRAIN_PATHS",
+    "psi_step_benchmark",
+    "training_step_paths",
+]
+
+GOAL_SPEEDUP = 2.0
+# path name -> the reranker options it changes; the first is today's path, the reference
+PSI_PATHS: dict[str, dict[str, Any]] = {
+    "float32, eager, one a pass (today)": {"dtype": "float32"},
+    "bfloat16, eager, one a pass": {"dtype": "bfloat16"},
+    "bfloat16, compiled, one a pass": {"dtype": "bfloat16", "compile": True},
+    "bfloat16, eager, presentation_batch 11": {"dtype": "bfloat16", "presentation_batch": 11},
+}
+# path name -> (dtype, compiled); the first is today's
+TRAIN_PATHS: dict[str, tuple[str, bool]] = {
+    "float32, eager (today)": ("float32", False),
+    "bfloat16, compiled": ("bfloat16", True),
+}
 
 
 def _timed(reranker: GradeReranker, req: RerankRequest, perms: np.ndarray) -> dict[str, Any]:
@@ -38,18 +68,29 @@ def _timed(reranker: GradeReranker, req: RerankRequest, perms: np.ndarray) -> di
     }
 
 
+def _psi_path(
+    base: GradeRerankerOptions, change: Mapping[str, Any], req: RerankRequest, perms: np.ndarray
+) -> dict[str, Any]:
+    reranker = GradeReranker(replace(base, **change))
+    _timed(reranker, req, perms[:2])  # load, warm (and compile) before the timed pass
+    out = _timed(reranker, req, perms)
+    out["dtype"] = str(reranker._ensure_loaded()[0].dtype).removeprefix("torch.")
+    out["options"] = dict(change)
+    return out
+
+
 def psi_step_benchmark(
     requests: Sequence[RerankRequest],
     *,
     model_name: str,
     m: int = 10,
     null_repeats: int = 2,
-    presentation_batch: int = 11,
-    dtype: str = "auto",
+    paths: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int = 1,
     max_passage_chars: int = 300,
 ) -> dict[str, Any]:
-    """The PSI step of the first query of ``requests``, one a pass and batched (module doc)."""
+    """The PSI step of the first query of ``requests`` along each path (module docstring)."""
+    paths = PSI_PATHS if paths is None else paths
     req = requests[0]
     n = len(req.candidates)
     perms = np.concatenate(
@@ -58,35 +99,59 @@ def psi_step_benchmark(
             np.tile(np.arange(n), (null_repeats + 1, 1)),  # the given order and its repeats
         ]
     )
-    opts = GradeRerankerOptions(
+    base = GradeRerankerOptions(
         model_name=model_name,
         template="interleaved_grade_v1",
         chunk_size=20,
         max_passage_chars=max_passage_chars,
-        dtype=dtype,
         num_threads=threads,
     )
-    alone = GradeReranker(opts)
-    batched = GradeReranker(replace(opts, presentation_batch=presentation_batch))
     before = torch.get_num_threads()
     try:
-        _timed(alone, req, perms[:1])  # load and warm both (one model in memory each)
-        _timed(batched, req, perms[:2])
-        one, many = _timed(alone, req, perms), _timed(batched, req, perms)
+        runs = {name: _psi_path(base, change, req, perms) for name, change in paths.items()}
     finally:
         torch.set_num_threads(before)
-    diff = float(np.max(np.abs(one.pop("scores") - many.pop("scores"))))
+    ref = next(iter(runs.values()))
+    for run in runs.values():
+        run["cpu_speedup"] = ref["cpu_seconds"] / run["cpu_seconds"]
+        run["max_abs_score_diff"] = float(np.max(np.abs(run["scores"] - ref["scores"])))
+    for run in runs.values():
+        run.pop("scores")
     return {
         "qid": req.query.qid,
         "presentations": len(perms),
         "shuffles": m,
         "null_repeats": null_repeats,
         "threads": threads,
-        "dtype": str(alone._ensure_loaded()[0].dtype).removeprefix("torch."),
-        "presentation_batch": presentation_batch,
-        "one_a_pass": one,
-        "batched": many,
-        "wall_ratio": one["wall_seconds"] / many["wall_seconds"],
-        "cpu_ratio": one["cpu_seconds"] / many["cpu_seconds"],
-        "max_abs_score_diff": diff,
+        "goal_speedup": GOAL_SPEEDUP,
+        "paths": runs,
+    }
+
+
+def training_step_paths(
+    model_name: str,
+    *,
+    paths: Mapping[str, tuple[str, bool]] | None = None,
+    isolate: bool = True,
+    **settings: Any,
+) -> dict[str, Any]:
+    """One OC-SFT step at the studies' geometry along each path (module docstring);
+    ``settings`` override :class:`StepSettings` fields (tests: a tiny model, fewer repeats)."""
+    paths = TRAIN_PATHS if paths is None else paths
+    geometry = {"num_candidates": 10, "lora_r": 16, "max_passage_chars": 300, "num_threads": 1}
+    s = StepSettings(model_name, **{**geometry, **settings})
+    runs: dict[str, Any] = {}
+    for name, (dtype, compiled) in paths.items():
+        kwargs = {"mode": "oc_sft", "settings": replace(s, dtype=dtype), "compile": compiled}
+        runs[name] = isolated_step(kwargs, ALLOCATOR_ENV) if isolate else measure_step(**kwargs)
+    ref = next(iter(runs.values()))
+    for run in runs.values():
+        run["cpu_speedup"] = ref["user_seconds_per_step"] / run["user_seconds_per_step"]
+    return {
+        "num_candidates": s.num_candidates,
+        "lora_r": s.lora_r,
+        "max_passage_chars": s.max_passage_chars,
+        "threads": s.num_threads,
+        "goal_speedup": GOAL_SPEEDUP,
+        "paths": runs,
     }

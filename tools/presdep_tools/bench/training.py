@@ -47,7 +47,13 @@ from presentation_dependence.seeding import rng_from
 from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 from presentation_dependence.training.progress import rss_bytes
 
-__all__ = ["GOAL_RATIO", "StepSettings", "measure_step", "training_step_benchmark"]
+__all__ = [
+    "GOAL_RATIO",
+    "StepSettings",
+    "isolated_step",
+    "measure_step",
+    "training_step_benchmark",
+]
 
 log = logging.getLogger(__name__)
 
@@ -288,7 +294,8 @@ MEASURING_ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD)}
 PART_ALLOCATOR = {"oc_sft_study_allocator": ALLOCATOR_ENV}
 
 
-def _isolated(kwargs: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+def isolated_step(kwargs: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """:func:`measure_step` of ``kwargs`` in a fresh spawned process under environment ``env``."""
     ctx = multiprocessing.get_context("spawn")
     before = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # glibc reads MALLOC_* once, when the child starts
@@ -340,7 +347,7 @@ def training_step_benchmark(
             "profile": profile and mode == "oc_sft" and not autocast,
         }
         env = PART_ALLOCATOR.get(name, MEASURING_ALLOCATOR)
-        out[name] = _isolated(kwargs, env) if isolate else measure_step(**kwargs)
+        out[name] = isolated_step(kwargs, env) if isolate else measure_step(**kwargs)
         log.info(
             "%s step: %.3f s (median of %d), %.0f tokens/s, +%.0f MB",
             name,
