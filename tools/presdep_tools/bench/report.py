@@ -13,8 +13,8 @@ __all__ = [
     "full_markdown",
     "profile_table",
     "psi_step_markdown",
-    "study_training_markdown",
     "speed_markdown",
+    "study_training_markdown",
     "training_benchmark_markdown",
 ]
 
