@@ -142,7 +142,11 @@ def training_step_paths(
     s = StepSettings(model_name, **{**geometry, **settings})
     runs: dict[str, Any] = {}
     for name, (dtype, compiled) in paths.items():
-        kwargs = {"mode": "oc_sft", "settings": replace(s, dtype=dtype), "compile": compiled}
+        kwargs: dict[str, Any] = {
+            "mode": "oc_sft",
+            "settings": replace(s, dtype=dtype),
+            "compile": compiled,
+        }
         runs[name] = isolated_step(kwargs, ALLOCATOR_ENV) if isolate else measure_step(**kwargs)
     ref = next(iter(runs.values()))
     for run in runs.values():
