@@ -128,10 +128,16 @@ def test_layer_compiler_switches_on_and_back(tiny_model: str) -> None:
 
 def test_resolve_compile(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    assert resolve_compile("auto", cuda) is False  # not measured on GPU yet
-    assert resolve_compile(False, cpu) is False and resolve_compile(True, cuda) is True
+    bf16, f32 = torch.bfloat16, torch.float32
+    assert resolve_compile("auto", cuda, bf16) is False  # not measured on GPU yet
+    assert resolve_compile(False, cpu, bf16) is False and resolve_compile(True, cuda) is True
+    monkeypatch.setattr(speed, "cxx_compiler", lambda: "/usr/bin/g++")
+    # auto: where compiled layers were measured to pay (bfloat16 on CPU), not in float32
+    assert resolve_compile("auto", cpu, bf16) is True
+    assert resolve_compile("auto", cpu, f32) is False and resolve_compile("auto", cpu) is False
+    assert resolve_compile(True, cpu, f32) is True
     monkeypatch.setattr(speed, "cxx_compiler", lambda: None)
-    assert resolve_compile("auto", cpu) is False
+    assert resolve_compile("auto", cpu, bf16) is False
     with pytest.raises(ConfigError, match="C\\+\\+ compiler"):
         resolve_compile(True, cpu)
     with pytest.raises(ConfigError, match="compile must be"):
@@ -140,7 +146,8 @@ def test_resolve_compile(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_options_validate_the_speed_switches(tiny_model: str) -> None:
     assert GradeRerankerOptions().attn_implementation == "sdpa"
-    assert GradeRerankerOptions().compile is False  # opt-in: compiled scores differ from eager
+    # auto: compiled in bfloat16 on CPU (where it pays), eager in float32 (test_resolve_compile)
+    assert GradeRerankerOptions().compile == "auto"
     with pytest.raises(ConfigError, match="attn_implementation"):
         GradeRerankerOptions(attn_implementation="flash")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="compile must be"):

@@ -128,11 +128,17 @@ def check_attn_implementation(value: object) -> None:
         )
 
 
-def resolve_compile(value: CompileChoice, device: torch.device) -> bool:
-    """``auto`` -> on for CPU with a C++ compiler, off on GPU; ``True`` needs a compiler on CPU."""
+def resolve_compile(
+    value: CompileChoice, device: torch.device, dtype: torch.dtype | None = None
+) -> bool:
+    """``auto`` -> on for bfloat16 on CPU with a C++ compiler (where compiled layers were
+    measured to pay: docs/studies/cpu-probes.md), off in float32 (1.03x a readout, measured on
+    AVX2) and on GPU (not measured); ``True`` needs a compiler on CPU."""
     check_compile(value)
     if value == "auto":
-        return device.type == "cpu" and cxx_compiler() is not None
+        return (
+            device.type == "cpu" and dtype == torch.bfloat16 and cxx_compiler() is not None
+        )
     if value and device.type == "cpu" and cxx_compiler() is None:
         raise ConfigError(
             "compile: true needs a C++ compiler for torch.compile on CPU (inductor), and none "

@@ -195,7 +195,7 @@ class GradeReranker:
 
     def _compiled(self, backend: TransformersBackend) -> bool:
         """Whether forward passes run the compiled layers (``compile``, readout/speed.py)."""
-        return resolve_compile(self.options.compile, backend.device)
+        return resolve_compile(self.options.compile, backend.device, backend.dtype)
 
     @property
     def batch_mode(self) -> str:

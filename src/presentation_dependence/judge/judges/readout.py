@@ -84,10 +84,11 @@ class ReadoutJudgeOptions(BatchedModelOptions, JudgePromptOptions):
         "float32 (default: bfloat16 logits tie often between two letters), bfloat16, float16, auto",
     )
     compile: bool | Literal["auto"] = opt(
-        False,
-        "torch.compile the decoder layers, the trained adapter's included (opt-in; auto = on CPU "
-        "with a C++ compiler, off on GPU); verdict probabilities differ from eager by ~1e-6 "
-        "(docs/SCORING.md section 4); train-judge trains through the same compiled layers",
+        "auto",
+        "torch.compile the decoder layers, the trained adapter's included (auto = in bfloat16 "
+        "on CPU with a C++ compiler; off in float32 and on GPU); verdict probabilities differ "
+        "from eager by ~1e-6 (docs/SCORING.md section 4); train-judge trains through the same "
+        "compiled layers",
     )
     seed: int = opt(0, "seed of the tie-breaking draw (recorded)")
     template: str = opt("judge_nway_verdict_v1", "judge prompt template id (as the generative)")
@@ -236,7 +237,7 @@ class ReadoutJudge(ChatModelJudge):
                 batch_size=o.batch_size if batch_size is None else batch_size,
                 one_at_a_time=o.one_at_a_time if one_at_a_time is None else one_at_a_time,
                 num_threads=o.num_threads,
-                compile=resolve_compile(o.compile, backend.device),
+                compile=resolve_compile(o.compile, backend.device, backend.dtype),
             )
             passes, seconds = passes + stats.forward_passes, seconds + stats.seconds
             for i, p in zip(idx, probs, strict=True):
