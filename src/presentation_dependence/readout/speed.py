@@ -136,9 +136,7 @@ def resolve_compile(
     AVX2) and on GPU (not measured); ``True`` needs a compiler on CPU."""
     check_compile(value)
     if value == "auto":
-        return (
-            device.type == "cpu" and dtype == torch.bfloat16 and cxx_compiler() is not None
-        )
+        return device.type == "cpu" and dtype == torch.bfloat16 and cxx_compiler() is not None
     if value and device.type == "cpu" and cxx_compiler() is None:
         raise ConfigError(
             "compile: true needs a C++ compiler for torch.compile on CPU (inductor), and none "

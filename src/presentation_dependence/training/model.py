@@ -5,8 +5,9 @@ at the readout positions only (``logits_to_keep`` = the sorted union of the batc
 the four grade logits are softmaxed in float32, and E[g] = Σ g·P(g) is scattered from slots back
 to candidates, so ``scores[q, v, d]`` is candidate d's score in view v of query q.
 
-Speed: the student block's ``attn_implementation`` (default ``sdpa``) and ``compile`` (opt-in,
-``auto``: the decoder layers, LoRA included, through ``torch.compile`` on CPU) apply here as in serving
+Speed: the student block's ``attn_implementation`` (default ``sdpa``) and ``compile`` (default
+``auto``: the decoder layers, LoRA included, through ``torch.compile`` in bfloat16 on CPU) apply
+here as in serving
 (``readout/speed.py``); ``poe bench`` measures the OC-SFT step both ways (docs/BENCHMARKS.md).
 """
 

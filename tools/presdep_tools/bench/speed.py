@@ -6,8 +6,8 @@ slots only, torch threads, bfloat16 autocast over float32 weights. It reports do
 prompt tokens per second, the achieved FLOP/s as a fraction of a dense matmul in the same
 dtype and run (``2·N·T`` and, as a second figure, with causal attention's ``2·L·d·T²``), and the
 largest |ΔE[g]| against the float32, eager-attention, uncompiled reference. ``eager`` is the
-path before issue 14 (bfloat16, SDPA, not compiled); ``optimised`` compiles the layers too (opt-in). The pair
-is timed alternately ``reps`` times (best of each, and the median of the paired ratios: the
+path before issue 14 (bfloat16, SDPA, not compiled); ``optimised`` compiles the layers too
+(the default in bfloat16 on CPU). The pair is timed alternately ``reps`` times (best of each, and the median of the paired ratios: the
 machine's pass-to-pass noise is large), every other row once after a warm pass.
 
 :func:`shared_prefix` measures reusing the instruction + query KV cache across M presentations
@@ -230,7 +230,7 @@ def _lever_specs(
         (
             "optimised",
             "bfloat16",
-            "SDPA, compiled (compile: auto)",
+            "SDPA, compiled (compile: true)",
             _row("opt", bf, prompts, ids, compile=True),
         ),
         (
