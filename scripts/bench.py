@@ -1,4 +1,4 @@
-"""Benchmarks: ``uv run poe bench`` -> bench/results.json and docs/BENCHMARKS.md.
+"""Benchmarks: ``uv run poe bench`` -> docs/results/bench-run.json and docs/BENCHMARKS.md.
 
 Measures the readout's documents per second (listwise B=20 vs pointwise B=1, same model and
 documents) and its achieved FLOP/s against a dense matmul; the speed levers of issue 14 on and
@@ -92,7 +92,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="write --doc's CPU-evidence block from the committed probe files of DIR "
         "(docs/results/bench; measures nothing)",
     )
-    p.add_argument("--out", default="bench/results.json")
+    p.add_argument("--out", default="docs/results/bench-run.json")
     p.add_argument(
         "--doc",
         help="Markdown report ('' to skip); default docs/BENCHMARKS.md, and for "

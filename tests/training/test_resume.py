@@ -343,18 +343,21 @@ def test_run_loss_weights_each_logged_window_by_its_steps():
 
 
 @pytest.mark.skipif(cxx_compiler() is None, reason="compile on CPU needs a C++ compiler")
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("dtype", "compile"), [("float32", True), ("bfloat16", None)])
 def test_compiled_training_killed_and_resumed_gives_the_uninterrupted_adapter(
-    tiny_model, silver_file, tmp_path, dtype
+    tiny_model, silver_file, tmp_path, dtype, compile
 ):
-    """With compiled decoder layers (``student.compile``) a SIGKILLed run, resumed in a fresh
-    process, ends with the adapter of a run that was never stopped: every run is its own
-    process, so each compiles its graphs from scratch at a different step (issue 39, item 3)."""
+    """With compiled decoder layers (``student.compile: true``, or bfloat16 under the default
+    ``auto``) a SIGKILLed run, resumed in a fresh process, ends with the adapter of a run that
+    was never stopped: every run is its own process, so each compiles its graphs from scratch
+    at a different step (issue 39, item 3)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
     def run(out: Path, kill_step: int) -> int:
         raw = raw_cfg(tiny_model, silver_file, out, epochs=2)
-        raw["student"] = {**raw["student"], "dtype": dtype, "compile": True}
+        raw["student"] = {**raw["student"], "dtype": dtype}
+        if compile is not None:  # None: the default, auto
+            raw["student"]["compile"] = compile
         argv = [sys.executable, str(KILL_RUN), json.dumps(raw), str(kill_step)]
         proc = subprocess.run(
             [*argv, str(out.parent / f"{out.name}-views.jsonl")],

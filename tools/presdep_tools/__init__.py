@@ -4,7 +4,7 @@
   OpenAI-compatible chat server), used by the tests and the harness below;
 * :mod:`presdep_tools.reliability`: the hostile-cases harness (``poe reliability`` writes
   docs/RELIABILITY.md);
-* :mod:`presdep_tools.bench`: the benchmarks (``poe bench`` writes bench/results.json and
+* :mod:`presdep_tools.bench`: the benchmarks (``poe bench`` writes docs/results/bench-run.json and
   docs/BENCHMARKS.md).
 
 They drive the package as a user would and import it; the package never imports them

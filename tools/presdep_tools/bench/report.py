@@ -1,4 +1,4 @@
-"""Render benchmark results (``bench/results.json``) as ``docs/BENCHMARKS.md``."""
+"""Render benchmark results (``docs/results/bench-run.json``) as ``docs/BENCHMARKS.md``."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def benchmarks_markdown(res: dict[str, Any]) -> str:
         "# Benchmarks",
         "",
         "Written by `uv run poe bench` (`scripts/bench.py`) from the numbers it measured in one "
-        f"run; raw results in `bench/results.json`. Machine: {res['machine']}. "
+        f"run; raw results in `docs/results/bench-run.json`. Machine: {res['machine']}. "
         f"Measured {res['time_utc']} at commit `{res['git'].get('commit')}` "
         f"(dirty: {res['git'].get('dirty')}). Absolute times vary between machines and runs; "
         "quote the ratios.",
