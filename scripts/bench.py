@@ -6,7 +6,8 @@ off (eager vs optimised, attention kernel, compiled layers, dtype, autocast, pad
 logits_to_keep, threads, a shared-prefix KV cache) with a per-operator profile; the generative
 listwise rate; the OC-SFT training step eager vs optimised; and the studies' two steps end to
 end (one query's PSI, one OC-SFT step at the studies' geometry), today's path against the
-levers (``tools/presdep_tools/bench/study_steps.py``). One run, about 15 minutes on two cores. ``--conditions`` is written into the report's conditions section. The benchmarks
+levers (``tools/presdep_tools/bench/study_steps.py``). One run, about 17 minutes on two cores (2026-12-06).
+``--conditions`` is written into the report's conditions section. The benchmarks
 are development tools (``tools/presdep_tools/bench``, not in the wheel): ``poe bench`` puts
 ``tools/`` on the path (``PYTHONPATH=tools python scripts/bench.py`` without poe).
 """

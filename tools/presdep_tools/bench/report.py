@@ -198,7 +198,8 @@ def _speed_conditions(res: dict[str, Any]) -> str:
         f"`{res['model_name']}`, {res['threads']} threads, the {res['prompts']} listwise prompts "
         f"above (B = 20, {res['tokens']:,} tokens, {res['docs']} documents), one prompt per pass "
         "unless said. Each row changes one thing; *eager* is the path before issue 14 and "
-        "*optimised* compiles the layers too (`attn_implementation: sdpa`, `compile: true`; `auto`, the default, compiles in bfloat16 on CPU). "
+        "*optimised* compiles the layers too (`attn_implementation: sdpa`, `compile: true`; "
+        "`auto`, the default, compiles in bfloat16 on CPU). "
         f"Those two were timed alternately {o['timed']} times (best of each), the others once "
         "after a warm pass. Fraction of matmul: achieved FLOP/s (2·N·T) over a 1024³ matmul in the "
         f"row's dtype, timed before and after the rows, the higher taken (bfloat16 "
@@ -270,7 +271,7 @@ def full_markdown(results: dict[str, Any]) -> str:
     )
     if results.get("training") is not None:
         text += "\n" + training_benchmark_markdown(results["training"])
-    if results.get("psi_step") is not None and "paths" in results["psi_step"]:
+    if results.get("psi_step") is not None:
         text += "\n" + psi_step_markdown(results["psi_step"])
     if results.get("study_training") is not None:
         text += "\n" + study_training_markdown(results["study_training"])
@@ -319,7 +320,8 @@ def training_benchmark_markdown(result: dict[str, Any]) -> str:
         f"each row in a fresh process, median of {len(s['step_seconds'])} steps after "
         f"{s.get('warmup_steps', 1)} untimed; memory: {s['memory_kind']} of a warm step"
         f"{'' if result['isolated'] else ' (in-process: indicative)'}. Eager is the step before "
-        "issue 14; optimised compiles the decoder layers (LoRA included; `compile: true`; the default `auto` compiles in bfloat16 on CPU).",
+        "issue 14; optimised compiles the decoder layers (LoRA included; `compile: true`; the "
+        "default `auto` compiles in bfloat16 on CPU).",
         "",
         *_step_table(result),
         "",
