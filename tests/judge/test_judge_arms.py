@@ -3,6 +3,7 @@ the paired tests, from archived runs (scripted judges stand in for the trained o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -11,6 +12,7 @@ from presentation_dependence.cli import main
 from presentation_dependence.judge.scoring.averaged import summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.studies.judge_arms import arms_markdown, baseline_run_ids, load_arms
+from presentation_dependence.studies.judge_curves import curves_markdown, load_curves
 from tests.judge.test_study import _script
 
 
@@ -42,9 +44,10 @@ def test_arms_section_from_archived_runs(tmp_path: Path, items_file: Path) -> No
     text = arms_markdown(groups)
     for label in ("off-the-shelf", "placement-aug", "oc-sft-squared"):
         assert f"| `{label}` |" in text
-    base = groups["toy-readout"][0]
-    avg = summarise_averaged(base.records, ScoringSettings(0, 200, 0.95))
-    assert f"| test-time averaging (off the shelf) | {avg['items']} | 4 |" in text
+    for run in groups["toy-readout"]:  # every arm's averaging too, from its own records
+        avg = summarise_averaged(run.records, ScoringSettings(0, 200, 0.95))
+        acc = avg["accuracy"]["mean"]
+        assert f"| test-time averaging of `{run.run_id}` | {avg['items']} | 4 | {acc:.3f} [" in text
     assert "#### `oc-sft-squared` (A) vs `placement-aug` (B), paired" in text
     assert "exact McNemar p" in text and "− test-time averaging (every placement" in text
     # the command writes the same text into a doc's block; nothing archived: said so
@@ -67,7 +70,7 @@ def test_before_any_arm_the_baseline_and_its_averaging_are_shown(
     text = arms_markdown(groups)
     assert text.startswith("No trained judge has been evaluated yet. The rows every arm")
     avg = summarise_averaged(groups["toy-readout"][0].records, ScoringSettings(0, 200, 0.95))
-    assert f"| test-time averaging (off the shelf) | {avg['items']} | 4 |" in text
+    assert f"| test-time averaging of `off-the-shelf` | {avg['items']} | 4 |" in text
     assert "| `off-the-shelf` |" in text and "paired" not in text
 
 
@@ -77,3 +80,38 @@ def test_the_baseline_runs_are_the_splits_test_sets_once_each() -> None:
     assert len(ids) == len(set(ids)) == 4
     for run_id in ids:  # each is a judge study run archived under that id
         assert (Path("docs/results/judge-study/runs") / run_id / "summary.json").is_file()
+
+
+def _point(folder: Path, step: int, accuracy: float) -> None:
+    (folder / "curve").mkdir(parents=True, exist_ok=True)
+    point = {"step": step, "accuracy": accuracy, "accuracy_ci": [accuracy - 0.05, accuracy + 0.05]}
+    point |= {"flip_share": 0.25, "slot_spread": 0.125, "num_items": 100, "cpu_s": 130.0}
+    text = json.dumps({"key": {}, "point": point})
+    (folder / "curve" / f"step-{step:06d}.json").write_text(text)
+
+
+def test_curves_read_the_archive_first_then_the_in_progress_copy(tmp_path: Path) -> None:
+    trained = tmp_path / "trained"
+    running = trained / "in-progress" / "oc-sft-squared"
+    for step, acc in ((100, 0.625), (50, 0.5)):
+        _point(running, step, acc)
+    (running / "resolved_config.yaml").write_text(yaml.safe_dump({"judge": {"dtype": "float32"}}))
+    (running / "early_stopping.json").write_text(json.dumps({"best_step": 100, "stop": False}))
+    _point(trained / "placement-aug", 150, 0.75)  # archived: preferred over its in-progress copy
+    _point(trained / "in-progress" / "placement-aug", 200, 0.25)
+
+    curves = load_curves(trained, ("placement-aug", "oc-sft-squared", "oc-sft-symkl"))
+
+    assert [(c.arm, [p.step for p in c.points]) for c in curves] == [
+        ("placement-aug", [150]),
+        ("oc-sft-squared", [50, 100]),  # sorted by step
+    ]
+    squared = curves[1]
+    assert (squared.dtype, squared.best_step, squared.stopped) == ("float32", 100, False)
+    text = curves_markdown(curves)
+    assert (
+        "| `oc-sft-squared` | float32 | **100** | 100 | **0.625 [0.575, 0.675]** | 0.250 |" in text
+    )
+    assert "| `oc-sft-squared` | float32 | 50 | 100 | 0.500 [0.450, 0.550] |" in text
+    assert "| `placement-aug` | n/a | 150 |" in text  # no frozen config there: said so
+    assert curves_markdown([]) == ""

@@ -43,12 +43,13 @@ def register_judge_arms(actions: Subparsers) -> None:
 
 def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.studies.judge_arms import (
+        ARMS,
         arms_markdown,
         baseline_run_ids,
         load_arms,
     )
+    from presentation_dependence.studies.judge_curves import load_curves
 
-    groups = load_arms(
-        Path(args.trained), Path(args.baseline), run_ids=baseline_run_ids(args.splits)
-    )
-    return write_markdown(args, arms_markdown(groups))
+    trained = Path(args.trained)
+    groups = load_arms(trained, Path(args.baseline), run_ids=baseline_run_ids(args.splits))
+    return write_markdown(args, arms_markdown(groups, load_curves(trained, ARMS)))

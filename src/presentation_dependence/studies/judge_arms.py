@@ -8,7 +8,7 @@ trained arm's run of the same id under ``trained/<arm>/<run id>/`` (the plan
 * the judge study's overview row of every arm (:func:`~.judge_tables.overview_table`: accuracy
   over the placements under both failure conventions, parse failures, best and worst slot,
   spread, the items whose verdict flips, rerun noise, CPU seconds per call);
-* test-time averaging of the off-the-shelf run, from its records (every placement judged, one
+* test-time averaging of the off-the-shelf run and of every arm's, from its records (every placement judged, one
   decision per item: :func:`~presentation_dependence.judge.scoring.averaged.summarise_averaged`);
 * paired tests: each OC-SFT arm against placement augmentation on their common calls (exact
   McNemar per call, paired item bootstrap: :func:`~.judge_tables.paired_markdown`), and against
@@ -30,6 +30,7 @@ from presentation_dependence.judge.scoring.averaged import averaged_item_scores,
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.scoring.summary import item_scores
 from presentation_dependence.metrics.stats import named_rng, paired_bootstrap
+from presentation_dependence.studies.judge_curves import JudgeCurve, curves_markdown
 from presentation_dependence.studies.judge_study import StudyRun, load_run
 from presentation_dependence.studies.judge_tables import overview_table, paired_markdown
 from presentation_dependence.training.judge_splits import read_splits
@@ -82,15 +83,22 @@ def _label(run: StudyRun, label: str) -> StudyRun:
     return dataclasses.replace(run, run_id=label)
 
 
-def _averaging(base: StudyRun) -> str:
+def _averaging(runs: Sequence[StudyRun]) -> str:
+    """Test-time averaging of each run (off the shelf and every arm), from its records."""
+    rows = [_averaging_row(run) for run in runs]
+    head = ["fix", "items", "calls per item", "accuracy [CI]", "decision", "flips"]
+    return _table([*head, "CPU s per decision"], rows)
+
+
+def _averaging_row(base: StudyRun) -> list[object]:
     s = summarise_averaged(
         [r for r in base.records if r.repeat == 0],
         ScoringSettings(0, base.summary["bootstrap_resamples"], base.summary["confidence"]),
     )
     acc = s["accuracy"]
     per_decision = base.cpu_seconds / s["items"] if base.cpu_seconds is not None else None
-    row = [
-        "test-time averaging (off the shelf)",
+    return [
+        f"test-time averaging of `{base.run_id}`",
         s["items"],
         fmt(s["calls_per_item"], 0),
         f"{fmt(acc['mean'])} [{fmt(acc['ci_low'])}, {fmt(acc['ci_high'])}]",
@@ -98,8 +106,6 @@ def _averaging(base: StudyRun) -> str:
         "0 (one decision per item)",
         fmt(per_decision, 2),
     ]
-    head = ["fix", "items", "calls per item", "accuracy [CI]", "decision", "flips"]
-    return _table([*head, "CPU s per decision"], [row])
 
 
 def _against_averaging(arm: StudyRun, base: StudyRun) -> str:
@@ -130,8 +136,7 @@ def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
     by_label = {r.run_id: r for r in runs}
     parts = [f"### `{run_id}`\n\n", overview_table(runs)]
     base = by_label.get(BASELINE)
-    if base is not None:
-        parts.append("\n" + _averaging(base))
+    parts.append("\n" + _averaging(runs))
     for arm in CONSISTENT:
         if arm not in by_label:
             continue
@@ -145,16 +150,19 @@ def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
     return "".join(parts)
 
 
-def arms_markdown(groups: dict[str, list[StudyRun]]) -> str:
-    """The section's text: one part per run id (module docstring); before any arm is archived,
-    the judge off the shelf and its test-time averaging, what every arm will be set against."""
+def arms_markdown(groups: dict[str, list[StudyRun]], curves: Sequence[JudgeCurve] = ()) -> str:
+    """The section's text: the arms' held-out curves, then one part per run id (module
+    docstring); before any arm is archived, the judge off the shelf and its test-time averaging,
+    what every arm will be set against."""
     trained = any(r.run_id != BASELINE for runs in groups.values() for r in runs)
+    curve = "### Held-out curves\n\n" + curves_markdown(curves) + "\n" if curves else ""
     if not groups:
-        return "No trained judge has been evaluated yet.\n"
+        return curve + "No trained judge has been evaluated yet.\n"
     head = (
         ""
         if trained
         else "No trained judge has been evaluated yet. The rows every arm will be set against: "
         "the judge off the shelf and test-time averaging of it.\n\n"
     )
-    return head + "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))
+    groups_md = "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))
+    return curve + head + groups_md

@@ -1,0 +1,128 @@
+"""The trained judges' held-out curves (issue 37), read from their committed points.
+
+A judge arm measures every checkpoint on the held-out HH-RLHF items in both orders and caches
+each point in ``<output_dir>/curve/step-<N>.json`` (``training/judge_heldout.py``); early stopping
+keeps the best (``early_stopping.json``). An arm is read from its archive
+``<trained>/<arm>/`` once it has one, else from the copy of its unfinished run under
+``<trained>/in-progress/<arm>/`` (docs/results/judge-train/in-progress/README.md), so the curve of
+an arm still training is on the page as far as it has gone. The dtype column is the arm's frozen
+``judge.dtype``: an arm resumed or trained on a CPU without native bfloat16 says so there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from presentation_dependence.judge.report import _table, fmt, fmt_ci
+from presentation_dependence.training.early_stop import EARLY_STOPPING_FILE
+
+__all__ = ["CurvePoint", "JudgeCurve", "curves_markdown", "load_curves"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CurvePoint:
+    """One checkpoint on the held-out items: accuracy over both orders with its interval, the
+    share of items whose verdict changes with the order, the slot spread, its CPU seconds."""
+
+    step: int
+    accuracy: float
+    accuracy_ci: tuple[float, float]
+    flip_share: float
+    slot_spread: float
+    num_items: int
+    cpu_s: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeCurve:
+    arm: str
+    source: Path  # the folder the points were read from
+    dtype: str
+    points: tuple[CurvePoint, ...]
+    best_step: int | None  # early stopping's choice so far
+    stopped: bool  # early stopping has ended the run
+
+
+def _point(path: Path) -> CurvePoint:
+    p = json.loads(path.read_text(encoding="utf-8"))["point"]
+    low, high = p["accuracy_ci"]
+    return CurvePoint(
+        int(p["step"]),
+        float(p["accuracy"]),
+        (float(low), float(high)),
+        float(p["flip_share"]),
+        float(p["slot_spread"]),
+        int(p["num_items"]),
+        None if p.get("cpu_s") is None else float(p["cpu_s"]),
+    )
+
+
+def _curve(arm: str, folder: Path) -> JudgeCurve | None:
+    files = sorted((folder / "curve").glob("step-*.json"))
+    if not files:
+        return None
+    config = folder / "resolved_config.yaml"
+    judge = (
+        yaml.safe_load(config.read_text(encoding="utf-8")).get("judge", {})
+        if config.is_file()
+        else {}
+    )
+    stop_file = folder / EARLY_STOPPING_FILE
+    stop = json.loads(stop_file.read_text(encoding="utf-8")) if stop_file.is_file() else {}
+    points = tuple(sorted((_point(f) for f in files), key=lambda p: p.step))
+    return JudgeCurve(
+        arm,
+        folder,
+        str(judge.get("dtype", "n/a")),
+        points,
+        stop.get("best_step"),
+        bool(stop.get("stop")),
+    )
+
+
+def load_curves(trained: Path, arms: Sequence[str]) -> list[JudgeCurve]:
+    """Each arm's curve, from its archive when it has one, else from its in-progress copy."""
+    curves = []
+    for arm in arms:
+        for folder in (trained / arm, trained / "in-progress" / arm):
+            curve = _curve(arm, folder)
+            if curve is not None:
+                curves.append(curve)
+                break
+    return curves
+
+
+def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
+    """One table of every arm's held-out points; the best so far in bold."""
+    if not curves:
+        return ""
+    rows = []
+    for c in curves:
+        state = "stopped" if c.stopped else "training"
+        for p in c.points:
+            best = p.step == c.best_step
+            acc = fmt_ci(p.accuracy, *p.accuracy_ci)
+            rows.append(
+                [
+                    f"`{c.arm}`",
+                    c.dtype,
+                    f"**{p.step}**" if best else p.step,
+                    p.num_items,
+                    f"**{acc}**" if best else acc,
+                    fmt(p.flip_share),
+                    fmt(p.slot_spread),
+                    fmt(p.cpu_s, 0),
+                    state,
+                ]
+            )
+    head = ["arm", "dtype", "step", "items", "accuracy [95% CI]", "items flipping", "slot spread"]
+    return (
+        "Held-out HH-RLHF (never a test item), both orders of each item; the best step so far "
+        "(early stopping's choice) in bold. Points of an arm still training are read from its "
+        "committed in-progress copy.\n\n" + _table([*head, "CPU s", "run"], rows)
+    )
