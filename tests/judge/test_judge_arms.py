@@ -95,6 +95,9 @@ def test_curves_read_the_archive_first_then_the_in_progress_copy(tmp_path: Path)
     running = trained / "in-progress" / "oc-sft-squared"
     for step, acc in ((100, 0.625), (50, 0.5)):
         _point(running, step, acc)
+    served = json.loads((running / "curve" / "step-000100.json").read_text())
+    served["point"]["dtype"] = "bfloat16"  # a point served in another dtype says so
+    (running / "curve" / "step-000100.json").write_text(json.dumps(served))
     (running / "resolved_config.yaml").write_text(yaml.safe_dump({"judge": {"dtype": "float32"}}))
     (running / "early_stopping.json").write_text(json.dumps({"best_step": 100, "stop": False}))
     _point(trained / "placement-aug", 150, 0.75)  # archived: preferred over its in-progress copy
@@ -110,7 +113,7 @@ def test_curves_read_the_archive_first_then_the_in_progress_copy(tmp_path: Path)
     assert (squared.dtype, squared.best_step, squared.stopped) == ("float32", 100, False)
     text = curves_markdown(curves)
     assert (
-        "| `oc-sft-squared` | float32 | **100** | 100 | **0.625 [0.575, 0.675]** | 0.250 |" in text
+        "| `oc-sft-squared` | bfloat16 | **100** | 100 | **0.625 [0.575, 0.675]** | 0.250 |" in text
     )
     assert "| `oc-sft-squared` | float32 | 50 | 100 | 0.500 [0.450, 0.550] |" in text
     assert "| `placement-aug` | n/a | 150 |" in text  # no frozen config there: said so

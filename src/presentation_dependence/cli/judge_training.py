@@ -3,6 +3,7 @@
 presdep judge-splits SPEC                                 build the splits file (spec's ``out``)
 presdep judge-splits --export SPLIT --splits FILE --out DIR   one jsonl response set per set
 presdep train-judge CONFIG [--override KEY=VALUE ...] [--restart] [--pause-at STEP] [--wait]
+    [--continue-in DTYPE]
 presdep train-reward CONFIG [--override KEY=VALUE ...] [--restart] [--wait]   trl reward model
 presdep judge-averaged RUN_DIR ...    test-time averaging of a sweep's records -> averaged.json
 """
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from presentation_dependence.cli.common import EXIT_OK, Subparsers, add_config, command, log
-from presentation_dependence.cli.training import train_command
+from presentation_dependence.cli.training import add_continue_in, train_command
 from presentation_dependence.errors import ConfigError
 
 __all__ = ["register"]
@@ -53,6 +54,7 @@ def register(sub: Subparsers) -> None:
     t.add_argument("--restart", action="store_true", help="discard checkpoints and the judge")
     t.add_argument("--pause-at", type=int, metavar="STEP", help="stop at this step (checkpoint)")
     t.add_argument("--wait", action="store_true", help="wait for another process on the folder")
+    add_continue_in(t, "judge.dtype")
     _register_reward(sub)
     _register_averaged(sub)
 
@@ -142,7 +144,7 @@ def _cmd_train_judge(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from presentation_dependence.training.judge_trainer import train_judge
 
     cfg = load_judge_training_config(args.config, args.override or ())
-    return train_command(train_judge, cfg, args, argv)
+    return train_command(train_judge, cfg, args, argv, continue_in=args.continue_in)
 
 
 def _cmd_train_reward(args: argparse.Namespace, argv: Sequence[str]) -> int:

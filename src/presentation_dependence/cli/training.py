@@ -29,7 +29,7 @@ from presentation_dependence.errors import ConfigError
 if TYPE_CHECKING:
     from presentation_dependence.training.config import TrainingConfig
 
-__all__ = ["chosen_lambda", "register", "train_command"]
+__all__ = ["add_continue_in", "chosen_lambda", "register", "train_command"]
 
 _TRAINING_CONFIG = "a training config (configs/self-distill/<variant>.yaml, configs/study/...)"
 
@@ -93,13 +93,18 @@ def _register_train(sub: Subparsers) -> None:
         help="when another process trains the same output_dir, wait for it to finish (then "
         "find its student) instead of refusing",
     )
-    t.add_argument(
+    add_continue_in(t, "student.dtype")
+
+
+def add_continue_in(parser: argparse.ArgumentParser, key: str) -> None:
+    """``--continue-in DTYPE`` of a training command whose config names its dtype at ``key``."""
+    parser.add_argument(
         "--continue-in",
         choices=("float32", "bfloat16", "float16"),
         metavar="DTYPE",
-        help="resume the checkpoints in this dtype instead of student.dtype's (float32 on a "
-        "CPU that emulates bfloat16); the frozen config is unchanged, the resume and the "
-        "provenance record it",
+        help=f"resume the checkpoints in this dtype instead of {key}'s (float32 on a CPU that "
+        "emulates bfloat16); the frozen config is unchanged, the resume and the provenance "
+        "record it",
     )
 
 

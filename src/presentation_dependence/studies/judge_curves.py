@@ -5,8 +5,9 @@ each point in ``<output_dir>/curve/step-<N>.json`` (``training/judge_heldout.py`
 keeps the best (``early_stopping.json``). An arm is read from its archive
 ``<trained>/<arm>/`` once it has one, else from the copy of its unfinished run under
 ``<trained>/in-progress/<arm>/`` (docs/results/judge-train/in-progress/README.md), so the curve of
-an arm still training is on the page as far as it has gone. The dtype column is the arm's frozen
-``judge.dtype``: an arm resumed or trained on a CPU without native bfloat16 says so there.
+an arm still training is on the page as far as it has gone. The dtype column is the one the
+point was served in (``presdep train-judge --continue-in`` serves the points after a resume in
+the new one), else the arm's frozen ``judge.dtype``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class CurvePoint:
     slot_spread: float
     num_items: int
     cpu_s: float | None
+    dtype: str | None  # served in (points before 2026-12-07 do not say: the arm's dtype)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +61,7 @@ def _point(path: Path) -> CurvePoint:
         float(p["slot_spread"]),
         int(p["num_items"]),
         None if p.get("cpu_s") is None else float(p["cpu_s"]),
+        p.get("dtype"),
     )
 
 
@@ -110,7 +113,7 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
             rows.append(
                 [
                     f"`{c.arm}`",
-                    c.dtype,
+                    p.dtype or c.dtype,
                     f"**{p.step}**" if best else p.step,
                     p.num_items,
                     f"**{acc}**" if best else acc,

@@ -51,8 +51,10 @@ def heldout_items(cfg: JudgeTrainingConfig) -> list[ResponseItem]:
 class JudgePoints:
     """A trained judge's checkpoints judged on the held-out items (module docstring)."""
 
-    def __init__(self, cfg: JudgeTrainingConfig) -> None:
+    def __init__(self, cfg: JudgeTrainingConfig, dtype: str | None = None) -> None:
         self.cfg, self.out, self.opts = cfg, cfg.resolved_output_dir, cfg.early_stopping
+        # the dtype the snapshots are served in: judge.dtype's, or a continued run's
+        self.serving = {} if dtype is None else {"dtype": dtype}
         self._items: list[ResponseItem] | None = None
 
     @property
@@ -75,7 +77,8 @@ class JudgePoints:
 
     def _measure(self, step: int, snapshot: Path) -> dict[str, Any]:
         cpu0 = time.process_time()
-        judge = build_judge("readout", self.cfg.judge_options_with(adapter_path=str(snapshot)))
+        options = self.cfg.judge_options_with(adapter_path=str(snapshot), **self.serving)
+        judge = build_judge("readout", options)
         requests = make_requests(self.items, self.opts.placements, self.cfg.seed)
         records = judge.judge(requests)
         del judge
@@ -84,6 +87,7 @@ class JudgePoints:
         summary = summarise_records(records, ScoringSettings(seed=self.cfg.seed))
         return {
             "step": step,
+            "dtype": options.dtype,
             "accuracy": summary["score_fail0"]["mean"],
             "accuracy_ci": [summary["score_fail0"]["ci_low"], summary["score_fail0"]["ci_high"]],
             "flip_share": 1.0 - summary["consistent_items"],
@@ -101,8 +105,11 @@ class JudgePoints:
         }
 
 
-def judge_early_stopping(cfg: JudgeTrainingConfig) -> HeldoutEarlyStopping | None:
-    """The early-stopping callback of a judge's training config (None when it is off)."""
+def judge_early_stopping(
+    cfg: JudgeTrainingConfig, *, dtype: str | None = None
+) -> HeldoutEarlyStopping | None:
+    """The early-stopping callback of a judge's training config (None when it is off), its
+    snapshots served in ``dtype`` when given (a run continued in another dtype)."""
     if not cfg.early_stopping.enabled:
         return None
-    return HeldoutEarlyStopping(JudgePoints(cfg), cfg.early_stopping, cfg.id)
+    return HeldoutEarlyStopping(JudgePoints(cfg, dtype), cfg.early_stopping, cfg.id)

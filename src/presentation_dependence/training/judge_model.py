@@ -35,10 +35,12 @@ class JudgeModel(TrainableModel):
     max_context: int | None
 
 
-def load_judge_model(cfg: JudgeTrainingConfig) -> JudgeModel:
-    """The base model of ``cfg.judge`` in its dtype, wrapped with a new LoRA adapter."""
+def load_judge_model(cfg: JudgeTrainingConfig, *, dtype: str | None = None) -> JudgeModel:
+    """The base model of ``cfg.judge`` in its dtype (or ``dtype``: a run continued in another
+    one), wrapped with a new LoRA adapter."""
     t0 = time.perf_counter()
-    tb = load_trainable(cfg.judge_options, cfg.lora, seed=cfg.seed, finetune="lora")
+    options = cfg.judge_options if dtype is None else cfg.judge_options_with(dtype=dtype)
+    tb = load_trainable(options, cfg.lora, seed=cfg.seed, finetune="lora")
     text_config = tb.base.config.get_text_config()
     judge = JudgeModel(
         model=tb.model,

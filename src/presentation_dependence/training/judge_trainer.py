@@ -51,6 +51,7 @@ from presentation_dependence.training.reward_config import RewardModelConfig
 from presentation_dependence.training.run_loop import (
     RunOutcome,
     build_trainer,
+    check_continue_in,
     claimed_run,
     finish_run,
     skipped_outcome,
@@ -162,19 +163,31 @@ def train_judge(
     callbacks: Sequence[TrainerCallback] = (),
     pause_at: int | None = None,
     wait: bool = False,
+    continue_in: str | None = None,
 ) -> JudgeOutcome:
     """Train the judge ``cfg`` describes (``items`` default to its training split); save the
     adapter, ``judge.yaml`` and provenance. A finished folder of the same config and inputs is
-    left as it is; checkpoints are resumed from (``restart`` discards them), as for students."""
+    left as it is; checkpoints are resumed from (``restart`` discards them), as for students.
+
+    ``continue_in``: a dtype to resume the checkpoints in instead of ``judge.dtype``'s, the
+    held-out points early stopping reads served in it too (``presdep train-judge
+    --continue-in float32`` on a CPU that emulates bfloat16); refused without a checkpoint.
+    The frozen config is unchanged; the progress log's resume event and the provenance say
+    which steps ran in which dtype, each held-out point in which it was served.
+    """
     out = cfg.resolved_output_dir
     refuse_foreign_folder(out)
+    if continue_in is not None:
+        check_continue_in(out, continue_in, restart)
     train_items = list(items) if items is not None else training_items(cfg)
     return claimed_run(
         out,
         wait=wait,
         restart=restart,
         done=lambda main: _done(cfg, _inputs(cfg, train_items, model), pause_at, main),
-        train=lambda: _train(cfg, argv, train_items, model, restart, callbacks, pause_at),
+        train=lambda: _train(
+            cfg, argv, train_items, model, restart, callbacks, pause_at, continue_in
+        ),
     )
 
 
@@ -204,15 +217,18 @@ def _train(
     restart: bool,
     callbacks: Sequence[TrainerCallback],
     pause_at: int | None,
+    continue_in: str | None,
 ) -> JudgeOutcome:
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
-    model = model if model is not None else load_judge_model(cfg)
+    model = model if model is not None else load_judge_model(cfg, dtype=continue_in)
     inputs = _inputs(cfg, items, model)
     dataset = JudgeDataset(items, views=cfg.views, seed=cfg.seed)
-    stopping = judge_early_stopping(cfg)
+    stopping = judge_early_stopping(cfg, dtype=continue_in)
     callbacks = [*([stopping] if stopping is not None else []), *callbacks]
-    start = start_run(cfg, model, inputs, restart=restart, pause_at=pause_at)
+    start = start_run(
+        cfg, model, inputs, restart=restart, pause_at=pause_at, continue_in=continue_in
+    )
     collator = VerdictCollator(
         model.tokenizer,
         model.resolved.path,
@@ -234,7 +250,7 @@ def _train(
         start.args.world_size,
         f", resuming from {start.checkpoint}" if start.checkpoint else "",
     )
-    provenance = partial(_provenance, cfg, argv, items, inputs, start.args, model)
+    provenance = partial(_provenance, cfg, argv, items, inputs, start.args, model, continue_in)
     make = partial(JudgeOutcome, model=model, trainer=trainer)
     return finish_run(make, start, trainer, model, "judge", provenance, stopping)
 
@@ -246,6 +262,7 @@ def _provenance(
     inputs: TrainingInputs,
     args: Any,
     model: JudgeModel,
+    continued_in: str | None,
     run: dict[str, Any],
 ) -> dict[str, Any]:
     sources: dict[str, int] = {}
@@ -264,6 +281,7 @@ def _provenance(
         "training_data_sha256": inputs.data,
         "base_model_fingerprint": inputs.base,
         "world_size": args.world_size,
+        "continued_in": continued_in,
         **run,
     }
     return collect_provenance(argv=argv, seeds={"seed": cfg.seed}, extra=extra)

@@ -23,6 +23,8 @@ from typing import Any, Protocol, TypeVar
 from accelerate import PartialState
 from transformers import PrinterCallback, TrainerCallback
 
+from presentation_dependence.errors import ConfigError
+from presentation_dependence.readout.options import check_dtype
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.training.claim import claim_training
 from presentation_dependence.training.collate import ViewsDataset
@@ -38,6 +40,7 @@ from presentation_dependence.training.readout_trainer import (
 from presentation_dependence.training.resume import (
     CHECKPOINTS,
     AnyTrainingConfig,
+    latest_checkpoint,
     load_adapter_weights,
     prepare_checkpoints,
     resume_point,
@@ -49,6 +52,7 @@ __all__ = [
     "RunOutcome",
     "RunStart",
     "build_trainer",
+    "check_continue_in",
     "claimed_run",
     "finish_run",
     "run_trainer",
@@ -144,6 +148,20 @@ class RunStart:
     checkpoint: Path | None
     checkpoint_state: dict[str, Any]
     resumed_step: int | None
+
+
+def check_continue_in(out: Path, dtype: str, restart: bool) -> None:
+    """Refuse ``continue_in`` (``--continue-in DTYPE`` of ``presdep train`` and ``train-judge``:
+    finish a resumed run in another dtype) where there is no run to continue."""
+    check_dtype(dtype)
+    if dtype == "auto":
+        raise ConfigError("--continue-in auto: name a dtype (float32, bfloat16, float16)")
+    if restart or latest_checkpoint(out / CHECKPOINTS) is None:
+        why = "--restart trains from scratch" if restart else f"{out} has no checkpoint"
+        raise ConfigError(
+            f"--continue-in {dtype} finishes a resumed run, but {why}. Fix: set the config's "
+            f"dtype to {dtype} to train a new run in it"
+        )
 
 
 def start_run(

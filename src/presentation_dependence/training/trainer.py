@@ -47,7 +47,6 @@ import torch
 from transformers import TrainerCallback
 
 from presentation_dependence.errors import ConfigError
-from presentation_dependence.readout.options import check_dtype
 from presentation_dependence.training.claim import refuse_foreign_folder
 from presentation_dependence.training.collate import ReadoutCollator, SilverDataset
 from presentation_dependence.training.config import TrainingConfig
@@ -57,16 +56,15 @@ from presentation_dependence.training.inputs import TrainingInputs, training_inp
 from presentation_dependence.training.model import Student, load_student
 from presentation_dependence.training.readout_trainer import ReadoutTrainer, snapshot_dir
 from presentation_dependence.training.resume import (
-    CHECKPOINTS,
     check_checkpoints,
     check_finished,
     finished_provenance,
-    latest_checkpoint,
 )
 from presentation_dependence.training.run_loop import (
     RunOutcome,
     RunStart,
     build_trainer,
+    check_continue_in,
     claimed_run,
     finish_run,
     skipped_outcome,
@@ -130,7 +128,7 @@ def train_student(
         )
     refuse_foreign_folder(out)
     if continue_in is not None:
-        _check_continue_in(out, continue_in, restart)
+        check_continue_in(out, continue_in, restart)
     return claimed_run(
         out,
         wait=wait,
@@ -138,19 +136,6 @@ def train_student(
         done=lambda main: _done(cfg, silver, student, pause_at, main),
         train=lambda: _train(cfg, argv, silver, student, restart, callbacks, pause_at, continue_in),
     )
-
-
-def _check_continue_in(out: Path, dtype: str, restart: bool) -> None:
-    """Refuse ``continue_in`` where there is no run to continue."""
-    check_dtype(dtype)
-    if dtype == "auto":
-        raise ConfigError("--continue-in auto: name a dtype (float32, bfloat16, float16)")
-    if restart or latest_checkpoint(out / CHECKPOINTS) is None:
-        why = "--restart trains from scratch" if restart else f"{out} has no checkpoint"
-        raise ConfigError(
-            f"--continue-in {dtype} finishes a resumed run, but {why}. Fix: set student.dtype "
-            f"to {dtype} in the config to train a new run in it"
-        )
 
 
 def _done(
