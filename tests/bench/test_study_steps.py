@@ -7,8 +7,9 @@ import random
 import pytest
 
 from presdep_tools.bench.report import psi_step_markdown, study_training_markdown
-from presdep_tools.bench.study_steps import psi_step_benchmark, training_step_paths
+from presdep_tools.bench.study_steps import psi_step_benchmark, stage_clock, training_step_paths
 from presentation_dependence.records import Candidate, Query, RerankRequest
+from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 
 WORDS = [
     "alpha",
@@ -48,7 +49,16 @@ def test_psi_step_benchmark_on_the_tiny_model(tiny_model: str) -> None:
     assert batched["forward_passes"] < today["forward_passes"] == 6
     assert batched["max_abs_score_diff"] == 0.0  # unpadded: the one-a-pass scores, bit for bit
     assert bf16["dtype"] == "bfloat16" and 0 < bf16["max_abs_score_diff"] < 1
+    for p in (today, batched, bf16):  # the wall time accounted for, stage by stage
+        st = p["stages"]
+        assert st["prompts_seconds"] > 0 and st["forward_seconds"] > 0
+        parts = st["prompts_seconds"] + st["forward_seconds"] + st["rest_seconds"]
+        assert parts == pytest.approx(p["wall_seconds"])
+        assert st["forward_seconds"] < p["wall_seconds"]
     text = psi_step_markdown(r)
+    name = "float32, presentation_batch 11"
+    share = batched["stages"]["forward_seconds"] / batched["wall_seconds"]
+    assert f"| {name} | {batched['wall_seconds']:.1f} | " in text and f"({share:.0%})" in text
     assert "| float32, presentation_batch 11 | float32 |" in text
     assert "**1.00×** (missed)" in text  # today's path against itself, goal ≥ 2
 
@@ -67,3 +77,13 @@ def test_training_step_paths_on_the_tiny_model(tiny_model: str) -> None:
     )
     text = study_training_markdown(r)
     assert "| float32 (today) |" in text and "| bfloat16 |" in text
+
+
+def test_the_stage_clock_leaves_the_reranker_as_it_was(tiny_model: str) -> None:
+    reranker = GradeReranker(GradeRerankerOptions(model_name=tiny_model))
+    backend, _ = reranker._ensure_loaded()
+    with stage_clock(reranker) as spent:
+        assert "_prompts" in vars(reranker) and "grade_probs" in vars(backend)
+        reranker.rank(Query("q", "which letter"), [Candidate("d0", "alpha beta", rank=1)])
+    assert spent["prompts"] > 0 and spent["forward"] > 0
+    assert "_prompts" not in vars(reranker) and "grade_probs" not in vars(backend)

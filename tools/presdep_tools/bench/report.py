@@ -8,6 +8,8 @@ from typing import Any
 
 from presentation_dependence.io.markdown import markdown_table
 
+STAGE_KEYS = ("prompts_seconds", "forward_seconds", "rest_seconds")  # study_steps._timed
+
 __all__ = [
     "benchmarks_markdown",
     "full_markdown",
@@ -421,8 +423,30 @@ def psi_step_markdown(r: dict[str, Any]) -> str:
             "",
             *markdown_table(head, rows),
             "",
+            *_psi_stages(r["paths"]),
         ]
     )
+
+
+def _psi_stages(paths: dict[str, Any]) -> list[str]:
+    """Where each path's wall time went (study_steps.stage_clock); runs before 2026-12-07 did
+    not measure it, and say nothing here."""
+    if not all("stages" in p for p in paths.values()):
+        return []
+    rows = []
+    for name, p in paths.items():
+        st, wall = p["stages"], p["wall_seconds"]
+        cells = [f"{st[k]:.2f} ({st[k] / wall:.0%})" for k in STAGE_KEYS]
+        rows.append([name, f"{wall:.1f}", *cells])
+    head = ["path", "wall s", "prompt building s", "forward + readout s", "the rest s"]
+    return [
+        "Where the wall time of each path went: prompt building (template, passage cuts, chat "
+        "template, tokenisation), the forward passes with the readout at the slots, and the rest "
+        "(drawing, realigning the scores to the candidates, records), each with its share:",
+        "",
+        *markdown_table(head, rows),
+        "",
+    ]
 
 
 def study_training_markdown(r: dict[str, Any]) -> str:

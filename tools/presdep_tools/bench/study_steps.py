@@ -7,9 +7,10 @@
   eager, one prompt a pass, as the content study ran), bfloat16, bfloat16 through compiled
   decoder layers, and bfloat16 with equal-length presentations sharing a pass. Each path is its
   own reranker, warmed on the first presentations (a compiled path compiles there) before the
-  timed pass. Per path: wall and CPU seconds, forward passes, prompt tokens, its speed-up in CPU
-  seconds over today's (goal: at least :data:`GOAL_SPEEDUP`, "at most half"), and the largest
-  score difference from today's scores.
+  timed pass. Per path: wall and CPU seconds, where the wall time went (:func:`stage_clock`:
+  prompt building, forward passes with the readout, the rest), forward passes, prompt tokens,
+  its speed-up in CPU seconds over today's (goal: at least :data:`GOAL_SPEEDUP`, "at most
+  half"), and the largest score difference from today's scores.
 * **Training step**: one OC-SFT step at the studies' geometry (one NovelEval query, 10
   candidates cut at 300 characters, LoRA r 16, two views, one thread) per path of
   :data:`TRAIN_PATHS`, each in a fresh process under the studies' allocator settings
@@ -20,7 +21,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +40,7 @@ __all__ = [
     "PSI_PATHS",
     "TRAIN_PATHS",
     "psi_step_benchmark",
+    "stage_clock",
     "training_step_paths",
 ]
 
@@ -60,12 +63,55 @@ TRAIN_PATHS: dict[str, tuple[str, bool]] = {
 }
 
 
+# where a PSI step's wall time goes (stage_clock); the rest is everything else
+STAGES = ("prompts", "forward")
+
+
+@contextmanager
+def stage_clock(reranker: GradeReranker) -> Iterator[dict[str, float]]:
+    """Wall seconds spent, while the block runs, in the reranker's prompt building (template,
+    passage cuts, chat template, tokenisation: ``_prompts``) and in its backend's forward passes
+    with the readout at the slots (``grade_probs``, ``grade_probs_equal_lengths``); the methods
+    are timed through instance attributes, removed afterwards."""
+    backend, _ = reranker._ensure_loaded()
+    spent = dict.fromkeys(STAGES, 0.0)
+    depth = dict.fromkeys(STAGES, 0)  # one method of a stage may call another: time the outer
+    timed: list[tuple[object, str, str]] = [(reranker, "_prompts", "prompts")]
+    timed += [(backend, name, "forward") for name in ("grade_probs", "grade_probs_equal_lengths")]
+
+    def clocked(inner: Callable[..., Any], stage: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            depth[stage] += 1
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                depth[stage] -= 1
+                if not depth[stage]:
+                    spent[stage] += time.perf_counter() - t0
+
+        return call
+
+    for obj, name, stage in timed:
+        setattr(obj, name, clocked(getattr(obj, name), stage))
+    try:
+        yield spent
+    finally:
+        for obj, name, _ in timed:
+            delattr(obj, name)
+
+
 def _timed(reranker: GradeReranker, req: RerankRequest, perms: np.ndarray) -> dict[str, Any]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    ps = score_presentations(reranker, req.query, req.candidates, perms)
+    with stage_clock(reranker) as spent:
+        wall, cpu = time.perf_counter(), time.process_time()
+        ps = score_presentations(reranker, req.query, req.candidates, perms)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    stages = {f"{k}_seconds": v for k, v in spent.items()}
+    stages["rest_seconds"] = wall - sum(spent.values())  # drawing, realigning, records
     return {
-        "wall_seconds": time.perf_counter() - wall,
-        "cpu_seconds": time.process_time() - cpu,
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+        "stages": stages,
         "forward_passes": int(ps.forward_passes.sum()),
         "prompt_tokens": int(ps.prompt_tokens.sum()),
         "scores": ps.scores,
