@@ -75,8 +75,16 @@ def test_training_step_paths_on_the_tiny_model(tiny_model: str) -> None:
     assert bf16["cpu_speedup"] == pytest.approx(
         today["user_seconds_per_step"] / bf16["user_seconds_per_step"]
     )
+    for p in (today, bf16):  # every phase of a timed step measured, none longer than the step
+        phases = p["phase_seconds_median"]
+        assert list(phases) == ["forward", "backward", "optimizer"]
+        assert all(v > 0 for v in phases.values())
+        assert max(phases.values()) <= max(p["step_seconds"])
     text = study_training_markdown(r)
     assert "| float32 (today) |" in text and "| bfloat16 |" in text
+    back = today["phase_seconds_median"]["backward"]
+    share = back / sum(today["phase_seconds_median"].values())
+    assert f"{back:.2f} ({share:.0%})" in text
 
 
 def test_the_stage_clock_leaves_the_reranker_as_it_was(tiny_model: str) -> None:

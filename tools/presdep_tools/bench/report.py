@@ -474,5 +474,25 @@ def study_training_markdown(r: dict[str, Any]) -> str:
             "",
             *markdown_table(head, rows),
             "",
+            *_step_phases(r["paths"]),
         ]
     )
+
+
+def _step_phases(paths: dict[str, Any]) -> list[str]:
+    """Where each path's step went (bench/training.py ``PHASES``); runs before 2026-12-07 did
+    not measure it, and say nothing here."""
+    if not all("phase_seconds_median" in p for p in paths.values()):
+        return []
+    rows = []
+    for name, p in paths.items():
+        ph = p["phase_seconds_median"]
+        total = sum(ph.values())
+        rows.append([name, *(f"{v:.2f} ({v / total:.0%})" for v in ph.values())])
+    head = ["path", "readout + loss s", "backward s", "optimizer s"]
+    return [
+        "Where a step's wall time went (medians of the timed steps, each phase with its share):",
+        "",
+        *markdown_table(head, rows),
+        "",
+    ]

@@ -49,6 +49,7 @@ from presentation_dependence.training.progress import rss_bytes
 
 __all__ = [
     "GOAL_RATIO",
+    "PHASES",
     "StepSettings",
     "isolated_step",
     "measure_step",
@@ -58,6 +59,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 GOAL_RATIO = 2.1
+PHASES = ("forward", "backward", "optimizer")  # a step's phases: readout and loss, backward, AdamW
 NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
@@ -119,9 +121,10 @@ def measure_step(
     if s.num_threads:
         torch.set_num_threads(s.num_threads)
     student, batch, views = _step_inputs(mode, s, seed=seed, compile=compile)
-    step = _step(student, batch, s.lambda_ if mode == "oc_sft" else 0.0, autocast=autocast)
+    step, phases = _step(student, batch, s.lambda_ if mode == "oc_sft" else 0.0, autocast=autocast)
     gpu = student.device.type == "cuda"
     timing = _time_steps(step, gpu=gpu, warmup=warmup, repeats=s.repeats)
+    timed = slice(warmup + 1, warmup + 1 + s.repeats)  # after the warm-up and the memory step
     ops = _profile_step(step) if profile else None
     tokens = int(batch["attention_mask"].sum())
     return {
@@ -135,6 +138,8 @@ def measure_step(
         "warmup_seconds": timing["warmup_seconds"],
         "step_seconds": timing["seconds"],
         "seconds_median": statistics.median(timing["seconds"]),
+        # where a timed step's wall time went: readout and loss, backward, optimizer (medians)
+        "phase_seconds_median": {k: statistics.median(v[timed]) for k, v in phases.items()},
         "tokens_per_second": tokens / statistics.median(timing["seconds"]),
         # CPU time of the timed steps, all threads: system time is the allocator's page faults
         "user_seconds_per_step": timing["user"],
@@ -191,8 +196,9 @@ def _step_inputs(
 
 def _step(
     student: Any, batch: dict[str, torch.Tensor], lam: float, *, autocast: bool
-) -> Callable[[], float]:
-    """One optimizer step (readout, loss, backward, AdamW) on ``batch``; returns the loss."""
+) -> tuple[Callable[[], float], dict[str, list[float]]]:
+    """One optimizer step (readout, loss, backward, AdamW) on ``batch``, returning the loss,
+    and the wall seconds of each call's phases (:data:`PHASES`), appended call by call."""
     from presentation_dependence.training.loss import readout_loss
     from presentation_dependence.training.model import student_readout
 
@@ -205,7 +211,15 @@ def _step(
             return torch.autocast(student.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    phases: dict[str, list[float]] = {k: [] for k in PHASES}
+
+    def mark() -> float:
+        if gpu:
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
     def step() -> float:
+        t0 = mark()
         with cast():
             scores = student_readout(
                 model,
@@ -214,14 +228,17 @@ def _step(
                 use_logits_to_keep=student.use_logits_to_keep,
             ).scores
         loss = readout_loss(scores, batch["teacher_scores"], batch["candidate_mask"], lam).total
+        t1 = mark()
         loss.backward()
+        t2 = mark()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if gpu:
-            torch.cuda.synchronize()
+        t3 = mark()
+        for name, seconds in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+            phases[name].append(seconds)
         return float(loss.detach())
 
-    return step
+    return step, phases
 
 
 def _time_steps(
