@@ -8,8 +8,6 @@ from typing import Any
 
 from presentation_dependence.io.markdown import markdown_table
 
-STAGE_KEYS = ("prompts_seconds", "forward_seconds", "rest_seconds")  # study_steps._timed
-
 __all__ = [
     "benchmarks_markdown",
     "full_markdown",
@@ -428,25 +426,29 @@ def psi_step_markdown(r: dict[str, Any]) -> str:
     )
 
 
-def _psi_stages(paths: dict[str, Any]) -> list[str]:
-    """Where each path's wall time went (study_steps.stage_clock); runs before 2026-12-07 did
-    not measure it, and say nothing here."""
-    if not all("stages" in p for p in paths.values()):
+def _split_table(paths: dict[str, Any], key: str, head: Sequence[str], intro: str) -> list[str]:
+    """Each path's wall time split into parts (``paths[name][key]``: seconds by part, in
+    ``head``'s order after its first two columns), the total and each part's share of it; runs
+    before 2026-12-07 did not measure the splits, and say nothing here."""
+    if not all(key in p for p in paths.values()):
         return []
     rows = []
     for name, p in paths.items():
-        st, wall = p["stages"], p["wall_seconds"]
-        cells = [f"{st[k]:.2f} ({st[k] / wall:.0%})" for k in STAGE_KEYS]
-        rows.append([name, f"{wall:.1f}", *cells])
+        parts = p[key]
+        total = sum(parts.values())
+        rows.append([name, f"{total:.2f}", *(f"{v:.2f} ({v / total:.0%})" for v in parts.values())])
+    return [intro, "", *markdown_table(head, rows), ""]
+
+
+def _psi_stages(paths: dict[str, Any]) -> list[str]:
+    """Where each path's wall time went (study_steps.stage_clock)."""
     head = ["path", "wall s", "prompt building s", "forward + readout s", "the rest s"]
-    return [
+    intro = (
         "Where the wall time of each path went: prompt building (template, passage cuts, chat "
         "template, tokenisation), the forward passes with the readout at the slots, and the rest "
-        "(drawing, realigning the scores to the candidates, records), each with its share:",
-        "",
-        *markdown_table(head, rows),
-        "",
-    ]
+        "(drawing, realigning the scores to the candidates, records), each with its share:"
+    )
+    return _split_table(paths, "stages", head, intro)
 
 
 def study_training_markdown(r: dict[str, Any]) -> str:
@@ -480,19 +482,7 @@ def study_training_markdown(r: dict[str, Any]) -> str:
 
 
 def _step_phases(paths: dict[str, Any]) -> list[str]:
-    """Where each path's step went (bench/training.py ``PHASES``); runs before 2026-12-07 did
-    not measure it, and say nothing here."""
-    if not all("phase_seconds_median" in p for p in paths.values()):
-        return []
-    rows = []
-    for name, p in paths.items():
-        ph = p["phase_seconds_median"]
-        total = sum(ph.values())
-        rows.append([name, *(f"{v:.2f} ({v / total:.0%})" for v in ph.values())])
-    head = ["path", "readout + loss s", "backward s", "optimizer s"]
-    return [
-        "Where a step's wall time went (medians of the timed steps, each phase with its share):",
-        "",
-        *markdown_table(head, rows),
-        "",
-    ]
+    """Where each path's step went (bench/training.py ``PHASES``)."""
+    head = ["path", "step s", "readout + loss s", "backward s", "optimizer s"]
+    intro = "Where a step's wall time went (medians of the timed steps, each phase with its share):"
+    return _split_table(paths, "phase_seconds_median", head, intro)
