@@ -118,3 +118,57 @@ def test_curves_read_the_archive_first_then_the_in_progress_copy(tmp_path: Path)
     assert "| `oc-sft-squared` | float32 | 50 | 100 | 0.500 [0.450, 0.550] |" in text
     assert "| `placement-aug` | n/a | 150 |" in text  # no frozen config there: said so
     assert curves_markdown([]) == ""
+
+
+def test_figures_are_drawn_and_linked_from_the_doc(tmp_path: Path, items_file: Path) -> None:
+    baseline, trained = tmp_path / "study", tmp_path / "trained"
+    _run(baseline, items_file, "toy-readout", 0.5)
+    _run(trained / "placement-aug", items_file, "toy-readout", 0.7)
+    _curve_point(trained / "in-progress" / "oc-sft-squared", 50, 0.55)
+    _curve_point(trained / "in-progress" / "oc-sft-squared", 100, 0.6)
+    doc = tmp_path / "docs" / "J.md"
+    doc.parent.mkdir()
+    doc.write_text("<!-- judge-arms:start -->\n<!-- judge-arms:end -->\n")
+    figures = tmp_path / "docs" / "figs"
+    args = ["study", "judge-arms", "--trained", str(trained), "--baseline", str(baseline)]
+    assert main([*args, "--doc", str(doc), "--figures", str(figures)]) == 0
+    text = doc.read_text()
+    for name in ("heldout_curves.png", "slot_accuracy.png"):
+        assert (figures / name).read_bytes().startswith(b"\x89PNG")
+        assert f"](figs/{name})" in text  # linked relative to the doc
+    # without a trained run there is no slot figure to draw; without --doc, nothing to link from
+    only = tmp_path / "only"
+    assert (
+        main(
+            [
+                "study",
+                "judge-arms",
+                "--trained",
+                str(tmp_path / "none"),
+                "--baseline",
+                str(baseline),
+                "--doc",
+                str(doc),
+                "--figures",
+                str(only),
+            ]
+        )
+        == 0
+    )
+    assert not only.exists() and "slot_accuracy.png" not in doc.read_text()
+    assert main([*args, "--figures", str(figures)]) != 0
+
+
+def _curve_point(folder: Path, step: int, accuracy: float) -> None:
+    point = {
+        "step": step,
+        "accuracy": accuracy,
+        "accuracy_ci": [accuracy - 0.1, accuracy + 0.1],
+        "flip_share": 0.5,
+        "slot_spread": 0.3,
+        "num_items": 10,
+        "records": 20,
+        "cpu_s": 1.0,
+    }
+    (folder / "curve").mkdir(parents=True, exist_ok=True)
+    (folder / "curve" / f"step-{step:06d}.json").write_text(json.dumps({"key": {}, "point": point}))

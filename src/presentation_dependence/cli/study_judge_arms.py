@@ -1,7 +1,7 @@
 """``presdep study judge-arms``: the trained judges against off the shelf and test-time averaging.
 
 presdep study judge-arms --trained docs/results/judge-train --baseline docs/results/judge-study/runs \\
-    --doc docs/studies/judge-train.md
+    --doc docs/studies/judge-train.md --figures docs/results/judge-train
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from presentation_dependence.cli.common import Subparsers, command, write_markdown
+from presentation_dependence.errors import PresdepError
 
 __all__ = ["register_judge_arms"]
 
@@ -38,6 +39,11 @@ def register_judge_arms(actions: Subparsers) -> None:
         help="the judge splits file: its test sets' runs are shown off the shelf before any arm",
     )
     c.add_argument("--doc", help="write the section into this document's marker block")
+    c.add_argument(
+        "--figures",
+        help="also draw the held-out curves and the accuracy by slot of each arm into this "
+        "folder (heldout_curves.png, slot_accuracy.png), linked from --doc",
+    )
     c.add_argument("--block", default="judge-arms", help="the marker block --doc rewrites")
 
 
@@ -47,9 +53,16 @@ def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
         arms_markdown,
         baseline_run_ids,
         load_arms,
+        write_figures,
     )
     from presentation_dependence.studies.judge_curves import load_curves
 
+    if args.figures and not args.doc:
+        raise PresdepError("--figures FOLDER: give --doc too (the figures are linked from it)")
     trained = Path(args.trained)
     groups = load_arms(trained, Path(args.baseline), run_ids=baseline_run_ids(args.splits))
-    return write_markdown(args, arms_markdown(groups, load_curves(trained, ARMS)))
+    curves = load_curves(trained, ARMS)
+    figures = (
+        write_figures(groups, curves, Path(args.figures), Path(args.doc)) if args.figures else None
+    )
+    return write_markdown(args, arms_markdown(groups, curves, figures))

@@ -19,23 +19,30 @@ trained arm's run of the same id under ``trained/<arm>/<run id>/`` (the plan
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from presentation_dependence.io.atomic import atomic_write_bytes
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.report import _table, fmt
 from presentation_dependence.judge.scoring.averaged import averaged_item_scores, summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.scoring.summary import item_scores
 from presentation_dependence.metrics.stats import named_rng, paired_bootstrap
-from presentation_dependence.studies.judge_curves import JudgeCurve, curves_markdown
+from presentation_dependence.studies.judge_curves import JudgeCurve, curves_markdown, curves_png
 from presentation_dependence.studies.judge_study import StudyRun, load_run
-from presentation_dependence.studies.judge_tables import overview_table, paired_markdown
+from presentation_dependence.studies.judge_tables import (
+    overview_table,
+    paired_markdown,
+    slot_accuracy_png,
+)
 from presentation_dependence.training.judge_splits import read_splits
 
-__all__ = ["ARMS", "BASELINE", "arms_markdown", "baseline_run_ids", "load_arms"]
+__all__ = ["ARMS", "BASELINE", "ArmFigures", "arms_markdown", "baseline_run_ids", "load_arms"]
+__all__ += ["write_figures"]
 
 BASELINE = "off-the-shelf"
 ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
@@ -77,6 +84,37 @@ def baseline_run_ids(splits: str | Path) -> tuple[str, ...]:
     order, once each: the runs shown off the shelf before any arm has trained."""
     sets = read_splits(splits)["sets"].values()
     return tuple(dict.fromkeys(load_judge_config(s["test_config"]).id for s in sets))
+
+
+@dataclasses.dataclass(frozen=True)
+class ArmFigures:
+    """Where the section's figures are, as the doc links them (relative to it)."""
+
+    curves: str | None = None  # the held-out curves (:func:`~.judge_curves.curves_png`)
+    slots: str | None = (
+        None  # accuracy by slot of every arm (:func:`~.judge_tables.slot_accuracy_png`)
+    )
+
+
+def write_figures(
+    groups: dict[str, list[StudyRun]], curves: Sequence[JudgeCurve], folder: Path, doc: Path
+) -> ArmFigures:
+    """Write the held-out curves and the accuracy-by-slot figure of the judged runs into
+    ``folder`` (each only when there is something to draw); their links relative to ``doc``."""
+    runs = [r for rs in groups.values() for r in rs if r.kind == "judge"]
+    links: dict[str, str] = {}
+    for key, name, draw, ready in (
+        ("curves", "heldout_curves.png", lambda: curves_png(curves), bool(curves)),
+        ("slots", "slot_accuracy.png", lambda: slot_accuracy_png(runs), _any_arm(runs)),
+    ):
+        if ready:
+            atomic_write_bytes(folder / name, draw())
+            links[key] = os.path.relpath(folder / name, doc.parent)
+    return ArmFigures(**links)
+
+
+def _any_arm(runs: Sequence[StudyRun]) -> bool:
+    return any(r.run_id != BASELINE for r in runs)
 
 
 def _label(run: StudyRun, label: str) -> StudyRun:
@@ -150,12 +188,23 @@ def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
     return "".join(parts)
 
 
-def arms_markdown(groups: dict[str, list[StudyRun]], curves: Sequence[JudgeCurve] = ()) -> str:
+def arms_markdown(
+    groups: dict[str, list[StudyRun]],
+    curves: Sequence[JudgeCurve] = (),
+    figures: ArmFigures | None = None,
+) -> str:
     """The section's text: the arms' held-out curves, then one part per run id (module
     docstring); before any arm is archived, the judge off the shelf and its test-time averaging,
-    what every arm will be set against."""
-    trained = any(r.run_id != BASELINE for runs in groups.values() for r in runs)
+    what every arm will be set against. With ``figures``, their links (relative to the doc)."""
+    trained = _any_arm([r for runs in groups.values() for r in runs])
     curve = "### Held-out curves\n\n" + curves_markdown(curves) + "\n" if curves else ""
+    if curves and figures is not None and figures.curves:
+        curve += f"![Held-out curves of the trained judges]({figures.curves})\n\n"
+    if trained and figures is not None and figures.slots:
+        curve += (
+            "Accuracy by the slot of the correct response, every arm on every judged set, "
+            f"with 95% Wilson intervals:\n\n![Accuracy by slot of each arm]({figures.slots})\n\n"
+        )
     if not groups:
         return curve + "No trained judge has been evaluated yet.\n"
     head = (

@@ -20,9 +20,14 @@ from pathlib import Path
 import yaml
 
 from presentation_dependence.judge.report import _table, fmt, fmt_ci
+from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.training.early_stop import EARLY_STOPPING_FILE
 
-__all__ = ["CurvePoint", "JudgeCurve", "curves_markdown", "load_curves"]
+__all__ = ["GOALS", "CurvePoint", "JudgeCurve", "curves_markdown", "curves_png", "load_curves"]
+
+# Issue 37's goal on the held-out HH-RLHF pairs, drawn on the figure: (accuracy at least,
+# share of items flipping at most, slot spread at most).
+GOALS = (0.60, 0.20, 0.10)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,3 +134,54 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
         "(early stopping's choice) in bold. Points of an arm still training are read from its "
         "committed in-progress copy.\n\n" + _table([*head, "CPU s", "run"], rows)
     )
+
+
+def curves_png(curves: Sequence[JudgeCurve]) -> bytes:
+    """Three panels against the training step, one line per arm: held-out accuracy with its
+    95% interval, the share of items whose verdict flips with the order, the slot spread; the
+    issue's goals dotted, early stopping's best step ringed."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.2))
+    panels = (
+        ("accuracy over both orders", GOALS[0], lambda p: p.accuracy),
+        ("items whose verdict flips", GOALS[1], lambda p: p.flip_share),
+        ("slot spread", GOALS[2], lambda p: p.slot_spread),
+    )
+    for c in curves:
+        steps = [p.step for p in c.points]
+        for k, (ax, (_, _, value)) in enumerate(zip(axes, panels, strict=True)):
+            ys = [value(p) for p in c.points]
+            if k == 0:
+                err = [
+                    [p.accuracy - p.accuracy_ci[0] for p in c.points],
+                    [p.accuracy_ci[1] - p.accuracy for p in c.points],
+                ]
+                line = ax.errorbar(
+                    steps, ys, yerr=err, marker="o", markersize=3, capsize=2, label=c.arm
+                )[0]
+            else:
+                line = ax.plot(steps, ys, marker="o", markersize=3, label=c.arm)[0]
+            best = [p for p in c.points if p.step == c.best_step]
+            if best:
+                ax.plot(
+                    [best[0].step],
+                    [value(best[0])],
+                    marker="o",
+                    markersize=9,
+                    fillstyle="none",
+                    color=line.get_color(),
+                    linestyle="none",
+                )
+    for ax, (label, goal, _) in zip(axes, panels, strict=True):
+        ax.axhline(goal, color="grey", linestyle=":", linewidth=1)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("training step", fontsize=8)
+        ax.set_ylabel(label, fontsize=8)
+    axes[0].axhline(0.5, color="grey", linewidth=0.6)  # chance for pairs
+    axes[0].legend(fontsize=7)
+    fig.suptitle(
+        "Held-out HH-RLHF, both orders (dotted: the goal; ringed: early stopping's best)",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return _png(fig)
