@@ -26,23 +26,19 @@ from typing import Any
 
 import torch
 
+from presdep_tools.bench.data import bench_requests
 from presdep_tools.bench.evidence import EVIDENCE_BLOCK, EVIDENCE_DOC, evidence_markdown
 from presdep_tools.bench.gpu import GPU_BLOCK, gpu_markdown
 from presdep_tools.bench.readout import run_readout_benchmark
 from presdep_tools.bench.report import full_markdown
 from presdep_tools.bench.study_steps import psi_step_benchmark, training_step_paths
-from presentation_dependence.config import DataConfig
-from presentation_dependence.data import load_dataset
 from presentation_dependence.io.atomic import atomic_write_text
 from presentation_dependence.provenance import git_state, package_versions
 from presentation_dependence.report.markers import splice_file
 
-DL19 = "../shared/data/trec-dl19-passage/bm25_top100_dl19.json"
 # The measured block of docs/BENCHMARKS.md (report/markers.py); the sections after it are
 # kept by hand.
 BLOCK = "benchmarks"
-
-NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
 def write_doc(results: dict[str, Any], doc: str) -> None:
@@ -118,17 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.threads:
         torch.set_num_threads(args.threads)
-    if Path(DL19).exists():
-        cfg = DataConfig(
-            dataloader_class="RankLLMJsonLoader", path=DL19, top_k=20, max_queries=args.queries
-        )
-        data = "TREC DL19 passage, BM25 top-20"
-    else:
-        cfg = DataConfig(
-            dataloader_class="FixtureLoader", path=NOVELEVAL, top_k=20, max_queries=args.queries
-        )
-        data = "NovelEval (committed fixture)"
-    requests = load_dataset(cfg).requests
+    requests, data = bench_requests(args.queries)
     speed = None
     if not args.skip_speed:  # first: its first compiled pass is the process's first
         from presdep_tools.bench.speed import readout_speed_benchmark

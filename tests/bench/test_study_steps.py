@@ -96,3 +96,38 @@ def test_the_stage_clock_leaves_the_reranker_as_it_was(tiny_model: str) -> None:
         reranker.rank(Query("q", "which letter"), [Candidate("d0", "alpha beta", rank=1)])
     assert spent["prompts"] > 0 and spent["forward"] > 0
     assert "_prompts" not in vars(reranker) and "grade_probs" not in vars(backend)
+
+
+def test_a_probe_of_the_study_steps_renders_as_evidence(tiny_model: str, tmp_path) -> None:
+    import json
+
+    from presdep_tools.bench.evidence import evidence_markdown
+    from presdep_tools.bench.study_steps import PSI_PATHS, study_steps_probe
+
+    cands = tuple(Candidate(f"d{i}", f"{WORDS[i % 11]} text {i}", rank=i + 1) for i in range(4))
+    req = RerankRequest(Query("q1", "which letter"), cands)
+    today = next(iter(PSI_PATHS))
+    probe = study_steps_probe(
+        [req],
+        model_name=tiny_model,
+        psi_paths=[today],
+        train_paths=[],
+        conditions="a test",
+        script="print()",
+    )
+    assert probe["kind"] == "study_steps" and probe["dtype"] == "float32"
+    psi = probe["results"]["psi"]
+    assert list(psi["paths"]) == [today] and probe["results"]["training"] is None
+    (tmp_path / "probe.json").write_text(json.dumps(probe))
+    text = evidence_markdown(tmp_path)
+    wall = psi["paths"][today]["wall_seconds"]
+    assert f"| {today} | float32 | {wall:.1f} |" in text and "prompt building" in text
+    with pytest.raises(ValueError, match="is not one of"):
+        study_steps_probe(
+            [req],
+            model_name=tiny_model,
+            psi_paths=["fast"],
+            train_paths=[],
+            conditions="",
+            script="",
+        )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from presdep_tools.bench.report import psi_step_lines, study_training_markdown
 from presentation_dependence.io.markdown import markdown_table
 
 __all__ = ["EVIDENCE_BLOCK", "EVIDENCE_DOC", "evidence_markdown"]
@@ -227,6 +228,16 @@ def _judge_steps(ev: dict[str, Any]) -> list[str]:
     return markdown_table(header, rows)
 
 
+def _study_steps(ev: dict[str, Any]) -> list[str]:
+    """The studies' two steps as ``poe bench`` renders them (scripts/probes/study_steps.py:
+    the same measurements along the paths a machine can take), with where the time went."""
+    res = ev["results"]
+    out = psi_step_lines(res["psi"]) if res.get("psi") else []
+    if res.get("training"):
+        out += ["", *study_training_markdown(res["training"]).splitlines()]
+    return out
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "int8_dynamic": _int8_dynamic,
     "rank_vs_forward": _rank_vs_forward,
@@ -237,6 +248,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "training_step_compiled": _training_steps("decoder layers, bfloat16"),
     "forward_account": _forward_account,
     "judge_step_by_dtype": _judge_steps,
+    "study_steps": _study_steps,
 }
 
 

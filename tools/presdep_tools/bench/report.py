@@ -391,7 +391,14 @@ def _goal(speedup: float, goal: float) -> str:
 
 def psi_step_markdown(r: dict[str, Any]) -> str:
     """The study steps' section (tools/presdep_tools/bench/study_steps.py): one query's PSI
-    along each path, and, when measured, one OC-SFT step along each path."""
+    along each path."""
+    heading = "## The studies' steps end to end: today's path against the levers"
+    return "\n".join([heading, "", *psi_step_lines(r)])
+
+
+def psi_step_lines(r: dict[str, Any]) -> list[str]:
+    """One query's PSI along each path: the description, the table and where the time went
+    (also a probe's, tools/presdep_tools/bench/evidence.py)."""
     goal = r["goal_speedup"]
     rows = [
         [
@@ -408,22 +415,18 @@ def psi_step_markdown(r: dict[str, Any]) -> str:
     ]
     head = ["path", "dtype", "wall s", "CPU s", "forward passes", "prompt tokens"]
     head += [f"CPU speed-up over today (goal ≥ {goal:g})", "max |Δscore| vs today"]
-    return "\n".join(
-        [
-            "## The studies' steps end to end: today's path against the levers",
-            "",
-            f"One query's PSI: DL19 query {r['qid']}, BM25 top-20, the interleaved readout at "
-            f"B = 20 (passages cut to 300 characters), {r['shuffles']} shuffles + the given order "
-            f"+ {r['null_repeats']} repeats ({r['presentations']} presentations), "
-            f"{r['threads']} thread(s), as `configs/experiments/psi-dl19-interleaved.yaml` scores "
-            "every query; each path its own reranker, warmed (and compiled) on two presentations "
-            "before the timed pass, all in one process.",
-            "",
-            *markdown_table(head, rows),
-            "",
-            *_psi_stages(r["paths"]),
-        ]
-    )
+    return [
+        f"One query's PSI: DL19 query {r['qid']}, BM25 top-20, the interleaved readout at "
+        f"B = 20 (passages cut to 300 characters), {r['shuffles']} shuffles + the given order "
+        f"+ {r['null_repeats']} repeats ({r['presentations']} presentations), "
+        f"{r['threads']} thread(s), as `configs/experiments/psi-dl19-interleaved.yaml` scores "
+        "every query; each path its own reranker, warmed (and compiled) on two presentations "
+        "before the timed pass, all in one process.",
+        "",
+        *markdown_table(head, rows),
+        "",
+        *_psi_stages(r["paths"]),
+    ]
 
 
 def _split_table(paths: dict[str, Any], key: str, head: Sequence[str], intro: str) -> list[str]:

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ import torch
 
 from presdep_tools.bench.training import StepSettings, isolated_step, measure_step
 from presentation_dependence.presentations import draw_presentations, score_presentations
+from presentation_dependence.provenance import cpu_info, cpu_label, git_state
 from presentation_dependence.records import RerankRequest
 from presentation_dependence.rerankers.grade import GradeReranker, GradeRerankerOptions
 from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
@@ -41,6 +43,7 @@ __all__ = [
     "TRAIN_PATHS",
     "psi_step_benchmark",
     "stage_clock",
+    "study_steps_probe",
     "training_step_paths",
 ]
 
@@ -208,4 +211,53 @@ def training_step_paths(
         "threads": s.num_threads,
         "goal_speedup": GOAL_SPEEDUP,
         "paths": runs,
+    }
+
+
+def study_steps_probe(
+    requests: Sequence[RerankRequest],
+    *,
+    model_name: str,
+    psi_paths: Sequence[str],
+    train_paths: Sequence[str],
+    conditions: str,
+    script: str,
+) -> dict[str, Any]:
+    """The studies' two steps along the named paths of :data:`PSI_PATHS` and
+    :data:`TRAIN_PATHS` (e.g. today's alone, on a CPU that only emulates bfloat16), as a probe
+    file of docs/results/bench (kind ``study_steps``, rendered by
+    :mod:`~presdep_tools.bench.evidence`)."""
+    for name in psi_paths:
+        if name not in PSI_PATHS:
+            raise ValueError(f"PSI path {name!r} is not one of {list(PSI_PATHS)}")
+    for name in train_paths:
+        if name not in TRAIN_PATHS:
+            raise ValueError(f"training path {name!r} is not one of {list(TRAIN_PATHS)}")
+    psi = (
+        psi_step_benchmark(
+            requests, model_name=model_name, paths={k: PSI_PATHS[k] for k in psi_paths}
+        )
+        if psi_paths
+        else None
+    )
+    training = (
+        training_step_paths(model_name, paths={k: TRAIN_PATHS[k] for k in train_paths})
+        if train_paths
+        else None
+    )
+    dtypes = {PSI_PATHS[k]["dtype"] for k in psi_paths} | {TRAIN_PATHS[k][0] for k in train_paths}
+    return {
+        "kind": "study_steps",
+        "what": "issue 39, where the studies' two steps spend their wall time on this machine: "
+        f"one query's PSI ({', '.join(psi_paths) or 'not run'}) and one OC-SFT step "
+        f"({', '.join(train_paths) or 'not run'}), through tools/presdep_tools/bench/"
+        "study_steps.py as poe bench runs them",
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": git_state().get("commit") or "unknown",
+        "cpu": f"{cpu_label(cpu_info())}, {os.cpu_count()} cores",
+        "dtype": " and ".join(sorted(dtypes)),
+        "threads": 1,
+        "conditions": conditions,
+        "results": {"psi": psi, "training": training},
+        "scripts": {"study_steps": script},
     }

@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from presdep_tools.bench.data import NOVELEVAL
 from presentation_dependence.seeding import rng_from
 from presentation_dependence.studies.sequencer import ALLOCATOR_ENV
 from presentation_dependence.training.progress import rss_bytes
@@ -60,7 +61,6 @@ log = logging.getLogger(__name__)
 
 GOAL_RATIO = 2.1
 PHASES = ("forward", "backward", "optimizer")  # a step's phases: readout and loss, backward, AdamW
-NOVELEVAL = "fixtures/noveleval/noveleval.jsonl"
 
 
 class _PeakRSS:
