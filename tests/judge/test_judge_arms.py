@@ -124,8 +124,8 @@ def test_figures_are_drawn_and_linked_from_the_doc(tmp_path: Path, items_file: P
     baseline, trained = tmp_path / "study", tmp_path / "trained"
     _run(baseline, items_file, "toy-readout", 0.5)
     _run(trained / "placement-aug", items_file, "toy-readout", 0.7)
-    _curve_point(trained / "in-progress" / "oc-sft-squared", 50, 0.55)
-    _curve_point(trained / "in-progress" / "oc-sft-squared", 100, 0.6)
+    _point(trained / "in-progress" / "oc-sft-squared", 50, 0.55)
+    _point(trained / "in-progress" / "oc-sft-squared", 100, 0.6)
     doc = tmp_path / "docs" / "J.md"
     doc.parent.mkdir()
     doc.write_text("<!-- judge-arms:start -->\n<!-- judge-arms:end -->\n")
@@ -159,16 +159,14 @@ def test_figures_are_drawn_and_linked_from_the_doc(tmp_path: Path, items_file: P
     assert main([*args, "--figures", str(figures)]) != 0
 
 
-def _curve_point(folder: Path, step: int, accuracy: float) -> None:
-    point = {
-        "step": step,
-        "accuracy": accuracy,
-        "accuracy_ci": [accuracy - 0.1, accuracy + 0.1],
-        "flip_share": 0.5,
-        "slot_spread": 0.3,
-        "num_items": 10,
-        "records": 20,
-        "cpu_s": 1.0,
-    }
-    (folder / "curve").mkdir(parents=True, exist_ok=True)
-    (folder / "curve" / f"step-{step:06d}.json").write_text(json.dumps({"key": {}, "point": point}))
+def test_curve_points_show_the_probability_figures_where_measured(tmp_path: Path) -> None:
+    running = tmp_path / "in-progress" / "oc-sft-squared"
+    _point(running, 50, 0.5)  # measured before the probability figures were recorded
+    _point(running, 100, 0.6)
+    path = running / "curve" / "step-000100.json"
+    later = json.loads(path.read_text())
+    later["point"] |= {"consistency": 0.00125, "median_margin": 0.0625}
+    path.write_text(json.dumps(later))
+    text = curves_markdown(load_curves(tmp_path, ["oc-sft-squared"]))
+    assert "| 0.250 | 0.125 | n/a | n/a | 130 |" in text  # step 50
+    assert "| 0.250 | 0.125 | 0.0013 | 0.062 | 130 |" in text  # step 100

@@ -243,6 +243,7 @@ def test_early_stopping_judges_each_checkpoint_on_held_out_items(
     # 3 items (four-way, pair, four-way) x every placement: 24 + 2 + 24 records
     assert point["records"] == 50 and point["num_items"] == 3
     assert 0 <= point["accuracy"] <= 1 and 0 <= point["flip_share"] <= 1
+    assert 0 <= point["consistency"] <= 1 and 0 <= point["median_margin"] <= 1  # the readout's P
     snap = out / "snapshots" / "step-000001"
     # each judged checkpoint's base copy is released, not held for the rest of the run
     shas = {adapter_sha256(p) for p in (out / "snapshots").iterdir()}

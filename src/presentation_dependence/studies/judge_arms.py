@@ -28,6 +28,7 @@ import numpy as np
 from presentation_dependence.io.atomic import atomic_write_bytes
 from presentation_dependence.judge.config import load_judge_config
 from presentation_dependence.judge.report import _table, fmt
+from presentation_dependence.judge.scoring.agreement import probability_agreement
 from presentation_dependence.judge.scoring.averaged import averaged_item_scores, summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.scoring.summary import item_scores
@@ -128,6 +129,21 @@ def _averaging(runs: Sequence[StudyRun]) -> str:
     return _table([*head, "CPU s per decision"], rows)
 
 
+def _probabilities(runs: Sequence[StudyRun]) -> str:
+    """How far each readout run's verdict probabilities move with the placement and how decided
+    they are (:func:`~presentation_dependence.judge.scoring.agreement.probability_agreement`)."""
+    rows = []
+    for run in runs:
+        agree = probability_agreement(run.records)
+        if agree["consistency"] is not None:
+            rows.append(
+                [f"`{run.run_id}`", fmt(agree["consistency"], 4), fmt(agree["median_margin"])]
+            )
+    if not rows:
+        return ""
+    return "\n" + _table(["run", "P consistency", "median P margin"], rows)
+
+
 def _averaging_row(base: StudyRun) -> list[object]:
     s = summarise_averaged(
         [r for r in base.records if r.repeat == 0],
@@ -172,7 +188,7 @@ def _against_averaging(arm: StudyRun, base: StudyRun) -> str:
 
 def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
     by_label = {r.run_id: r for r in runs}
-    parts = [f"### `{run_id}`\n\n", overview_table(runs)]
+    parts = [f"### `{run_id}`\n\n", overview_table(runs), _probabilities(runs)]
     base = by_label.get(BASELINE)
     parts.append("\n" + _averaging(runs))
     for arm in CONSISTENT:
@@ -214,4 +230,15 @@ def arms_markdown(
         "the judge off the shelf and test-time averaging of it.\n\n"
     )
     groups_md = "\n".join(_group_markdown(rid, runs) for rid, runs in sorted(groups.items()))
-    return curve + head + groups_md
+    legend = _PROBABILITIES + ("; the paired tests.\n\n" if trained else ".\n\n")
+    return curve + head + legend + groups_md
+
+
+# the legend of every set's probability table (_probabilities)
+_PROBABILITIES = (
+    "Per set: the overview row of each run; how its verdict probabilities behave (*P "
+    "consistency*: mean over items of the squared difference of P(response) between placements, "
+    "the term OC-SFT for judges trains on; *median P margin*: the median over calls of the top "
+    "P(verdict) minus the next; the flips and the spread read the argmax, which flips on any "
+    "tilt when the margin is near 0); test-time averaging"
+)

@@ -43,6 +43,10 @@ class CurvePoint:
     num_items: int
     cpu_s: float | None
     dtype: str | None  # served in (points before 2026-12-07 do not say: the arm's dtype)
+    # how far P(verdict) moves with the order, how decided it is (judge/scoring/agreement.py;
+    # points measured before 2026-12-07 do not have them)
+    consistency: float | None = None
+    median_margin: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +71,8 @@ def _point(path: Path) -> CurvePoint:
         int(p["num_items"]),
         None if p.get("cpu_s") is None else float(p["cpu_s"]),
         p.get("dtype"),
+        p.get("consistency"),
+        p.get("median_margin"),
     )
 
 
@@ -124,15 +130,22 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
                     f"**{acc}**" if best else acc,
                     fmt(p.flip_share),
                     fmt(p.slot_spread),
+                    fmt(p.consistency, 4),
+                    fmt(p.median_margin),
                     fmt(p.cpu_s, 0),
                     state,
                 ]
             )
     head = ["arm", "dtype", "step", "items", "accuracy [95% CI]", "items flipping", "slot spread"]
+    head += ["P consistency", "median P margin", "CPU s", "run"]
     return (
         "Held-out HH-RLHF (never a test item), both orders of each item; the best step so far "
         "(early stopping's choice) in bold. Points of an arm still training are read from its "
-        "committed in-progress copy.\n\n" + _table([*head, "CPU s", "run"], rows)
+        "committed in-progress copy. *P consistency*: mean over items of mean_d (P_AB(d) − "
+        "P_BA(d))², the squared consistency term on the verdict probabilities of the two orders; "
+        "*median P margin*: the median over calls of P(chosen) − P(other); both from the "
+        "probabilities, where the flips and the spread read the argmax (n/a: a point measured "
+        "before they were recorded).\n\n" + _table(head, rows)
     )
 
 

@@ -6,7 +6,9 @@ The judge of each snapshot (``<output_dir>/snapshots/step-<N>/``: the readout ju
 ``early_stopping.placements``; the point is the judge study's summary of those records
 (:func:`~presentation_dependence.judge.scoring.summary.summarise_records`): accuracy over the
 placements (a parse failure scores 0, as ``score_fail0``), the share of items whose verdict
-flips with the placement, and the slot spread. Points are cached in ``curve/step-<N>.json``
+flips with the placement, and the slot spread; and, from the verdict probabilities, how far
+they move with the placement and how decided they are
+(:func:`~presentation_dependence.judge.scoring.agreement.probability_agreement`). Points are cached in ``curve/step-<N>.json``
 with the key they were made from (the adapter's sha256, the items, the placements, the seed),
 as a student's learning-curve points are, so a resumed run decides from the same numbers.
 """
@@ -22,6 +24,7 @@ from presentation_dependence.judge.items.records import ResponseItem
 from presentation_dependence.judge.judges.base import build_judge
 from presentation_dependence.judge.judges.generation import release_adapter_generators
 from presentation_dependence.judge.placement import make_requests
+from presentation_dependence.judge.scoring.agreement import probability_agreement
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.judge.scoring.summary import summarise_records
 from presentation_dependence.readout.adapter import adapter_sha256
@@ -92,6 +95,7 @@ class JudgePoints:
             "accuracy_ci": [summary["score_fail0"]["ci_low"], summary["score_fail0"]["ci_high"]],
             "flip_share": 1.0 - summary["consistent_items"],
             "slot_spread": summary["slot_spread"]["spread"],
+            **probability_agreement(records),  # consistency, median_margin (since 2026-12-07)
             "num_items": summary["items"],
             "records": summary["records"],
             "cpu_s": round(time.process_time() - cpu0, 3),
