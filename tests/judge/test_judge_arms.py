@@ -168,5 +168,15 @@ def test_curve_points_show_the_probability_figures_where_measured(tmp_path: Path
     later["point"] |= {"consistency": 0.00125, "median_margin": 0.0625}
     path.write_text(json.dumps(later))
     text = curves_markdown(load_curves(tmp_path, ["oc-sft-squared"]))
-    assert "| 0.250 | 0.125 | n/a | n/a | 130 |" in text  # step 50
-    assert "| 0.250 | 0.125 | 0.0013 | 0.062 | 130 |" in text  # step 100
+    assert "| 0.250 | 0.125 | n/a | n/a | n/a | n/a | 130 |" in text  # step 50, no train log
+    assert "| 0.250 | 0.125 | 0.0013 | 0.062 | n/a | n/a | 130 |" in text  # step 100
+    # the training terms: the mean of the logged values since the point before
+    log = [{"event": "start", "step": 0}]
+    log += [{"step": s, "fit": 0.7, "consistency": 0.01} for s in (10, 20, 30, 40, 50)]
+    log += [{"step": 60, "fit": 0.9, "consistency": 0.5}]  # logged twice: the later line counts
+    log += [{"event": "resume", "step": 50}, {"step": 60, "fit": 0.6, "consistency": 0.002}]
+    log += [{"step": 100, "fit": 0.5, "consistency": 0.004}]
+    (running / "train_log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    text = curves_markdown(load_curves(tmp_path, ["oc-sft-squared"]))
+    assert "| n/a | n/a | 0.700 | 0.0100 | 130 |" in text  # steps 10-50
+    assert "| 0.0013 | 0.062 | 0.550 | 0.0030 | 130 |" in text  # steps 60 (the later line), 100

@@ -22,6 +22,7 @@ import yaml
 from presentation_dependence.judge.report import _table, fmt, fmt_ci
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.training.early_stop import EARLY_STOPPING_FILE
+from presentation_dependence.training.progress import TRAIN_LOG
 
 __all__ = ["GOALS", "CurvePoint", "JudgeCurve", "curves_markdown", "curves_png", "load_curves"]
 
@@ -47,6 +48,10 @@ class CurvePoint:
     # points measured before 2026-12-07 do not have them)
     consistency: float | None = None
     median_margin: float | None = None
+    # the training loss's terms over the steps since the point before (train_log.jsonl's
+    # logged means; None where the log is not kept)
+    train_fit: float | None = None
+    train_consistency: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +81,29 @@ def _point(path: Path) -> CurvePoint:
     )
 
 
+def _with_train_terms(points: Sequence[CurvePoint], log: Path) -> tuple[CurvePoint, ...]:
+    """Each point with the mean of the logged fit and consistency terms over the training
+    steps since the point before it (a resume drops the lines after its checkpoint; a step
+    logged twice counts once, the later line)."""
+    if not log.is_file():
+        return tuple(points)
+    terms: dict[int, tuple[float, float]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if "fit" in entry and "consistency" in entry:
+            terms[int(entry["step"])] = (float(entry["fit"]), float(entry["consistency"]))
+    out, before = [], 0
+    for p in points:
+        window = [v for step, v in terms.items() if before < step <= p.step]
+        before = p.step
+        if window:
+            fit = sum(v[0] for v in window) / len(window)
+            cons = sum(v[1] for v in window) / len(window)
+            p = dataclasses.replace(p, train_fit=fit, train_consistency=cons)
+        out.append(p)
+    return tuple(out)
+
+
 def _curve(arm: str, folder: Path) -> JudgeCurve | None:
     files = sorted((folder / "curve").glob("step-*.json"))
     if not files:
@@ -88,7 +116,9 @@ def _curve(arm: str, folder: Path) -> JudgeCurve | None:
     )
     stop_file = folder / EARLY_STOPPING_FILE
     stop = json.loads(stop_file.read_text(encoding="utf-8")) if stop_file.is_file() else {}
-    points = tuple(sorted((_point(f) for f in files), key=lambda p: p.step))
+    points = _with_train_terms(
+        sorted((_point(f) for f in files), key=lambda p: p.step), folder / TRAIN_LOG
+    )
     return JudgeCurve(
         arm,
         folder,
@@ -132,12 +162,15 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
                     fmt(p.slot_spread),
                     fmt(p.consistency, 4),
                     fmt(p.median_margin),
+                    fmt(p.train_fit),
+                    fmt(p.train_consistency, 4),
                     fmt(p.cpu_s, 0),
                     state,
                 ]
             )
     head = ["arm", "dtype", "step", "items", "accuracy [95% CI]", "items flipping", "slot spread"]
-    head += ["P consistency", "median P margin", "CPU s", "run"]
+    head += ["P consistency", "median P margin", "train fit", "train consistency", "CPU s"]
+    head += ["run"]
     return (
         "Held-out HH-RLHF (never a test item), both orders of each item; the best step so far "
         "(early stopping's choice) in bold. Points of an arm still training are read from its "
@@ -145,7 +178,10 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
         "P_BA(d))², the squared consistency term on the verdict probabilities of the two orders; "
         "*median P margin*: the median over calls of P(chosen) − P(other); both from the "
         "probabilities, where the flips and the spread read the argmax (n/a: a point measured "
-        "before they were recorded).\n\n" + _table(head, rows)
+        "before they were recorded). *Train fit* and *train consistency*: the training loss's "
+        "two terms (−log P(correct) and the consistency term, whatever λ weighs it), mean of "
+        "the logged values over the steps since the point before (ln 2 = 0.693 is a pair judged "
+        "at P = 1/2).\n\n" + _table(head, rows)
     )
 
 
