@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from presentation_dependence.errors import ConfigError
 from presentation_dependence.training import early_stop as early_stop_module
 from presentation_dependence.training import heldout_curve, run_loop
-from presentation_dependence.training.early_stop import stop_decision
+from presentation_dependence.training.early_stop import EARLY_STOPPING_FILE, stop_decision
 from presentation_dependence.training.progress import training_cost
 from presentation_dependence.training.readout_trainer import snapshot_dir
 from presentation_dependence.training.resume import train_record
@@ -104,7 +104,10 @@ def test_the_rule_follows_the_curve_and_a_resume_after_the_stop_trains_no_step(
     # the rerun resumes at step 3, where the rule had stopped (best 2, then 3 did not
     # improve): it trains no step 4 and measures no point again, and saves step 2's adapter
     monkeypatch.setattr(early_stop_module, "curve_point", _no_new_point(early_stop_module))
+    (out / EARLY_STOPPING_FILE).unlink()  # as if killed before the checkpoint's record
     again = train_student(cfg)
+    record = json.loads((out / EARLY_STOPPING_FILE).read_text())  # written again on resume
+    assert (record["best_step"], record["stop"]) == (2, True)
     assert again.global_step == 3 and again.resumed_from_step == 3
     assert train_record(out)["early_stopping"]["best_step"] == 2
     best = (snapshot_dir(out, 2) / "adapter_model.safetensors").read_bytes()

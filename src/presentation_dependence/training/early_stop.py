@@ -176,11 +176,19 @@ class HeldoutEarlyStopping(TrainerCallback):
         )
 
     def stopped(self, step: int | None) -> bool:
-        """Whether the rule had already stopped training at checkpoint ``step`` (a resume)."""
+        """Whether the rule had already stopped training at checkpoint ``step`` (a resume);
+        the record brought up to date, since a run killed while it measured the checkpoint's
+        point measures it here."""
         if step is None:
             return False
         d = self.decision(step)
+        if d is not None:
+            self._write(d)
         return d is not None and d.stop
+
+    def _write(self, d: StopDecision) -> None:
+        path = self.source.out / EARLY_STOPPING_FILE
+        atomic_write_text(path, json.dumps(d.record(), indent=1) + "\n")
 
     def selected(self, step: int) -> tuple[Path, dict[str, Any]] | None:
         """The best checkpoint's snapshot and the record provenance keeps, at the run's end."""
@@ -204,8 +212,7 @@ class HeldoutEarlyStopping(TrainerCallback):
         d = self.decision(int(state.global_step))
         if d is None:
             return
-        path = self.source.out / EARLY_STOPPING_FILE
-        atomic_write_text(path, json.dumps(d.record(), indent=1) + "\n")
+        self._write(d)
         log.info(
             "early stopping: step %d %s %.4f, best step %d (%.4f), %d checkpoint(s) without "
             "improvement%s",
