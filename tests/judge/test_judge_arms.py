@@ -41,8 +41,13 @@ def test_arms_section_from_archived_runs(tmp_path: Path, items_file: Path) -> No
         "placement-aug",
         "oc-sft-squared",
     ]
+    # a checkpoint judged before its run ended: beside the arms, under its folder's name
+    _run(trained / "checkpoints" / "placement-aug-step-350", items_file, "toy-readout", 0.8)
+    groups = load_arms(trained, baseline)
+    labels = [r.run_id for r in groups["toy-readout"]]
+    assert labels[-1] == "placement-aug-step-350" and len(labels) == 4
     text = arms_markdown(groups)
-    for label in ("off-the-shelf", "placement-aug", "oc-sft-squared"):
+    for label in ("off-the-shelf", "placement-aug", "oc-sft-squared", "placement-aug-step-350"):
         assert f"| `{label}` |" in text
     for run in groups["toy-readout"]:  # every arm's averaging too, from its own records
         avg = summarise_averaged(run.records, ScoringSettings(0, 200, 0.95))

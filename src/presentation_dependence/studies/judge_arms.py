@@ -3,7 +3,8 @@
 Read from archived judge-study runs: the off-the-shelf run of each response set under
 ``baseline`` (``docs/results/judge-study/runs/<run id>/``, the study's readout runs) and each
 trained arm's run of the same id under ``trained/<arm>/<run id>/`` (the plan
-``configs/study/judge-train.yaml`` archives them there). Per run id (a response set and judge):
+``configs/study/judge-train.yaml`` archives them there), and any checkpoint of an unfinished
+run judged on the test items, under ``trained/checkpoints/<label>/<run id>/``. Per run id (a response set and judge):
 
 * the judge study's overview row of every arm (:func:`~.judge_tables.overview_table`: accuracy
   over the placements under both failure conventions, parse failures, best and worst slot,
@@ -49,6 +50,9 @@ BASELINE = "off-the-shelf"
 ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
 CONSISTENT = ("oc-sft-squared", "oc-sft-symkl")  # each paired against the two fixes below
 AUGMENTED = "placement-aug"
+# TRAINED/checkpoints/<label>/<run id>/: a checkpoint of an unfinished run judged on the test
+# items (e.g. placement-aug-step-350), shown beside the arms under its folder's name
+CHECKPOINTS = "checkpoints"
 
 
 def load_arms(
@@ -58,7 +62,8 @@ def load_arms(
     run_ids: Sequence[str] = (),
 ) -> dict[str, list[StudyRun]]:
     """Per run id of ``run_ids`` or with a trained arm: the off-the-shelf run (when archived)
-    then each arm's, every run relabelled by its arm."""
+    then each arm's, every run relabelled by its arm, then each of ``trained/checkpoints/``
+    (:data:`CHECKPOINTS`), relabelled by its folder."""
     groups: dict[str, list[StudyRun]] = {}
 
     def group(run_id: str) -> list[StudyRun]:
@@ -69,14 +74,17 @@ def load_arms(
 
     for run_id in run_ids:
         group(run_id)
-    for arm in arms:
-        folder = trained / arm
+    extra = trained / CHECKPOINTS
+    labelled = [(arm, trained / arm) for arm in arms]
+    if extra.is_dir():  # checkpoints judged before their run ended, labelled by their folder
+        labelled += [(p.name, p) for p in sorted(extra.iterdir()) if p.is_dir()]
+    for label, folder in labelled:
         if not folder.is_dir():
             continue
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
             run = load_run(sub)
             if run is not None and run.kind == "judge":
-                group(run.run_id).append(_label(run, arm))
+                group(run.run_id).append(_label(run, label))
     return {rid: runs for rid, runs in groups.items() if runs}
 
 
