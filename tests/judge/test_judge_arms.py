@@ -54,6 +54,8 @@ def test_arms_section_from_archived_runs(tmp_path: Path, items_file: Path) -> No
         acc = avg["accuracy"]["mean"]
         assert f"| test-time averaging of `{run.run_id}` | {avg['items']} | 4 | {acc:.3f} [" in text
     assert "#### `oc-sft-squared` (A) vs `placement-aug` (B), paired" in text
+    # a checkpoint of an arm is paired as its arm is
+    assert "#### `oc-sft-squared` (A) vs `placement-aug-step-350` (B), paired" in text
     assert "exact McNemar p" in text and "− test-time averaging (every placement" in text
     # the command writes the same text into a doc's block; nothing archived: said so
     doc = tmp_path / "J.md"

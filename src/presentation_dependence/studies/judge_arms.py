@@ -11,7 +11,8 @@ run judged on the test items, under ``trained/checkpoints/<label>/<run id>/``. P
   spread, the items whose verdict flips, rerun noise, CPU seconds per call);
 * test-time averaging of the off-the-shelf run and of every arm's, from its records (every placement judged, one
   decision per item: :func:`~presentation_dependence.judge.scoring.averaged.summarise_averaged`);
-* paired tests: each OC-SFT arm against placement augmentation on their common calls (exact
+* paired tests: each OC-SFT arm (or a checkpoint of one) against placement augmentation (and
+  each checkpoint of it) on their common calls (exact
   McNemar per call, paired item bootstrap: :func:`~.judge_tables.paired_markdown`), and against
   test-time averaging on the items both scored (paired item bootstrap of the arm's per-item
   accuracy over placements against the averaged decision's score, stream ``judge-arms``).
@@ -194,21 +195,27 @@ def _against_averaging(arm: StudyRun, base: StudyRun) -> str:
     )
 
 
+def _of_arm(label: str, arm: str) -> bool:
+    """Whether ``label`` is ``arm`` or one of its checkpoints (``<arm>-step-<N>``)."""
+    return label == arm or label.startswith(f"{arm}-step-")
+
+
 def _group_markdown(run_id: str, runs: Sequence[StudyRun]) -> str:
     by_label = {r.run_id: r for r in runs}
     parts = [f"### `{run_id}`\n\n", overview_table(runs), _probabilities(runs)]
     base = by_label.get(BASELINE)
     parts.append("\n" + _averaging(runs))
-    for arm in CONSISTENT:
-        if arm not in by_label:
+    augmented = [lb for lb in by_label if _of_arm(lb, AUGMENTED)]
+    for label in by_label:
+        if not any(_of_arm(label, arm) for arm in CONSISTENT):
             continue
-        if AUGMENTED in by_label:
+        for other in augmented:
             parts.append(
-                f"\n#### `{arm}` (A) vs `{AUGMENTED}` (B), paired\n\n"
-                + paired_markdown(by_label[arm], by_label[AUGMENTED])
+                f"\n#### `{label}` (A) vs `{other}` (B), paired\n\n"
+                + paired_markdown(by_label[label], by_label[other])
             )
         if base is not None:
-            parts.append(f"\n{_against_averaging(by_label[arm], base)}")
+            parts.append(f"\n{_against_averaging(by_label[label], base)}")
     return "".join(parts)
 
 
