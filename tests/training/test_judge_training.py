@@ -123,6 +123,43 @@ def test_consistency_realigns_slots_to_responses_hand_computed() -> None:
     assert verdict_loss(lp, torch.tensor([1]), mask).consistency.item() == pytest.approx(0.01)
 
 
+def test_disagreement_is_the_chance_two_drawn_verdicts_differ() -> None:
+    # The realigned pair of the test above: P_0 = (0.8, 0.2), P_1 = (0.7, 0.3).
+    lp = torch.log(torch.tensor([[[0.8, 0.2], [0.7, 0.3]]])).requires_grad_(True)
+    mask = torch.ones((1, 2), dtype=torch.bool)
+    parts = verdict_loss(lp, torch.tensor([0]), mask, 1.0, consistency_kind="disagreement")
+    # 1 − (0.8·0.7 + 0.2·0.3) = 1 − 0.62 = 0.38
+    assert parts.consistency.item() == pytest.approx(0.38, abs=1e-6)
+    # = ½ Σ_d ΔP² + ½ Gini(P_0) + ½ Gini(P_1) = ½·0.02 + ½·0.32 + ½·0.42
+    assert parts.consistency.item() == pytest.approx(0.01 + 0.16 + 0.21, abs=1e-6)
+    parts.consistency.backward()
+    # d/d log P_v(d) of −Σ P_0 P_1 is −P_0(d) P_1(d) in both views: each view gets a gradient
+    want = -torch.tensor([[0.56, 0.06], [0.56, 0.06]])
+    assert lp.grad is not None
+    assert torch.allclose(lp.grad[0], want, atol=1e-6)
+
+
+def test_disagreement_does_not_vanish_at_the_uniform_distribution() -> None:
+    uniform = torch.log(torch.full((1, 2, 4), 0.25))
+    mask = torch.ones((1, 4), dtype=torch.bool)
+    for kind, want in (("squared", 0.0), ("sym_kl", 0.0), ("disagreement", 0.75)):
+        parts = verdict_loss(uniform, torch.tensor([0]), mask, 1.0, consistency_kind=kind)
+        assert parts.consistency.item() == pytest.approx(want, abs=1e-6), kind
+    # a certain verdict shared by both views is the term's only zero
+    sure = torch.log(torch.tensor([[[1.0, 1e-12], [1.0, 1e-12]]]))
+    two = torch.ones((1, 2), dtype=torch.bool)
+    parts = verdict_loss(sure, torch.tensor([0]), two, 1.0, consistency_kind="disagreement")
+    assert parts.consistency.item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_disagreement_ignores_padding_responses() -> None:
+    # padding columns carry P = 1 here: counted, they would cancel the pair's disagreement
+    lp = torch.log(torch.tensor([[[0.6, 0.4, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0]]]))
+    mask = torch.tensor([[True, True, False, False]])
+    parts = verdict_loss(lp, torch.tensor([0]), mask, 1.0, consistency_kind="disagreement")
+    assert parts.consistency.item() == pytest.approx(1 - (0.3 + 0.2), abs=1e-6)
+
+
 def test_padding_responses_contribute_nothing() -> None:
     # A pair and a four-way item share a batch: the pair's columns 2, 3 are padding.
     lp = torch.log(torch.tensor([[[0.6, 0.4, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0]]]))

@@ -48,8 +48,12 @@ __all__ = ["ARMS", "BASELINE", "ArmFigures", "arms_markdown", "baseline_run_ids"
 __all__ += ["write_figures"]
 
 BASELINE = "off-the-shelf"
-ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "reward-model")
-CONSISTENT = ("oc-sft-squared", "oc-sft-symkl")  # each paired against the two fixes below
+ARMS = ("placement-aug", "oc-sft-squared", "oc-sft-symkl", "oc-sft-disagreement", "reward-model")
+CONSISTENT = (
+    "oc-sft-squared",
+    "oc-sft-symkl",
+    "oc-sft-disagreement",
+)  # each paired against the two fixes below
 AUGMENTED = "placement-aug"
 # TRAINED/checkpoints/<label>/<run id>/: a checkpoint of an unfinished run judged on the test
 # items (e.g. placement-aug-step-350), shown beside the arms under its folder's name

@@ -12,7 +12,8 @@ variant            views    loss
 placement_aug      >= 1     cross-entropy of P(verdict) on the correct response, every view
                             a fresh seeded placement (λ = 0)
 oc_sft             >= 2     the same + λ · consistency between the views' verdict
-                            distributions aligned by response (``squared`` or ``sym_kl``)
+                            distributions aligned by response (``squared``, ``sym_kl`` or
+                            ``disagreement``)
 =================  =======  ==============================================================
 """
 
@@ -104,9 +105,10 @@ class JudgeTrainingConfig(RunFolderConfig):
     max_items: int | None = opt(None, "first N training items of each set (smoke runs)")
     views: int = opt(2, "placements of each item per step (fresh seeded draws every epoch)")
     lambda_: float = opt(0.0, "λ: weight of the consistency term (oc_sft only, > 0)")
-    consistency: Literal["squared", "sym_kl"] = opt(
+    consistency: Literal["squared", "sym_kl", "disagreement"] = opt(
         "squared",
-        "squared: mean_d (P_A(d) − P_B(d))² (as OC-SFT); sym_kl: KL(P_A‖P_B) + KL(P_B‖P_A)",
+        "squared: mean_d (P_A(d) − P_B(d))² (as OC-SFT); sym_kl: KL(P_A‖P_B) + KL(P_B‖P_A); "
+        "disagreement: 1 − Σ_d P_A(d) P_B(d) (not 0 at the uniform distribution)",
     )
     train: OptimOptions = opt_factory(OptimOptions, "optimisation")
     lora: LoraOptions = opt_factory(LoraOptions, "LoRA")

@@ -56,7 +56,7 @@ __all__ = [
 
 FIT_LOSSES = ("mse", "ce")
 RANK_LOSSES = ("listnet", "listmle")
-CONSISTENCY_KINDS = ("squared", "sym_kl")
+CONSISTENCY_KINDS = ("squared", "sym_kl", "disagreement")
 
 
 def _per_query_mean(
@@ -264,6 +264,30 @@ def _sym_kl(lp_a: torch.Tensor, lp_b: torch.Tensor, mask: torch.Tensor) -> torch
     return per_query.mean()
 
 
+def _disagreement(lp_a: torch.Tensor, lp_b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """1 − Σ_d P_A(d) P_B(d) per query (real responses only), mean over queries: the chance that
+    a verdict drawn from each view's distribution names two different responses.
+
+    It is the squared term's sum plus the two views' Gini impurities,
+    ``½ Σ_d (P_A − P_B)² + ½ (1 − Σ_d P_A²) + ½ (1 − Σ_d P_B²)``, so unlike ``squared`` and
+    ``sym_kl`` it does not vanish where both views are uniform (1 − 1/N there): it is 0 only
+    when both views name the same response with certainty. The judgement call: the goal counts
+    verdicts that flip, and a judge near the uniform distribution flips on any tilt towards a
+    slot, so this term asks for agreement *and* a margin; the fit decides which response.
+    """
+    zero = torch.zeros_like(lp_a)
+    pa = torch.where(mask, lp_a.exp(), zero)
+    pb = torch.where(mask, lp_b.exp(), zero)
+    return (1.0 - (pa * pb).sum(dim=-1)).mean()
+
+
+def _squared(lp_a: torch.Tensor, lp_b: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return masked_mse(lp_a.exp(), lp_b.exp(), mask)
+
+
+_CONSISTENCY = {"squared": _squared, "sym_kl": _sym_kl, "disagreement": _disagreement}
+
+
 def verdict_loss(
     log_probs: torch.Tensor,
     correct: torch.Tensor,
@@ -282,7 +306,9 @@ def verdict_loss(
     * fit = mean over views of the mean over items of −log P_v(correct);
     * consistency (mean over view pairs): ``squared`` = mean_d (P_A(d) − P_B(d))² over the real
       responses (OC-SFT's term with P in place of E[g]), or ``sym_kl`` = KL(P_A‖P_B) +
-      KL(P_B‖P_A); exactly 0 when the views are the same placement;
+      KL(P_B‖P_A), each exactly 0 when the views are the same placement; or ``disagreement`` =
+      1 − Σ_d P_A(d) P_B(d), the chance two drawn verdicts differ (0 only for a certain, shared
+      verdict: :func:`_disagreement`);
     * total = fit + λ · consistency.
     """
     if log_probs.dim() != 3:
@@ -297,10 +323,7 @@ def verdict_loss(
         terms = []
         for i, j in itertools.combinations(range(views), 2):
             a, b = log_probs[:, i], log_probs[:, j]
-            if consistency_kind == "squared":
-                terms.append(masked_mse(a.exp(), b.exp(), mask))
-            else:
-                terms.append(_sym_kl(a, b, mask))
+            terms.append(_CONSISTENCY[consistency_kind](a, b, mask))
         cons = torch.stack(terms).mean()
     total = fit + lambda_ * cons if lambda_ else fit
     return LossParts(total=total, fit=fit, consistency=cons, rank=log_probs.new_zeros(()))
