@@ -173,10 +173,12 @@ def test_curve_points_show_the_probability_figures_where_measured(tmp_path: Path
     path = running / "curve" / "step-000100.json"
     later = json.loads(path.read_text())
     later["point"] |= {"consistency": 0.00125, "median_margin": 0.0625}
+    later["point"] |= {"consistent_accuracy": 0.4}  # recorded: shown as is
     path.write_text(json.dumps(later))
     text = curves_markdown(load_curves(tmp_path, ["oc-sft-squared"]))
-    assert "| 0.250 | 0.125 | n/a | n/a | n/a | n/a | 130 |" in text  # step 50, no train log
-    assert "| 0.250 | 0.125 | 0.0013 | 0.062 | n/a | n/a | 130 |" in text  # step 100
+    # step 50, no train log; right in both orders derived for a pair: 0.5 − 0.25 / 2
+    assert "| 0.250 | 0.125 | 0.375 | n/a | n/a | n/a | n/a | 130 |" in text
+    assert "| 0.250 | 0.125 | 0.400 | 0.0013 | 0.062 | n/a | n/a | 130 |" in text  # step 100
     # the training terms: the mean of the logged values since the point before
     log = [{"event": "start", "step": 0}]
     log += [{"step": s, "fit": 0.7, "consistency": 0.01} for s in (10, 20, 30, 40, 50)]

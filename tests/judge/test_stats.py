@@ -11,7 +11,11 @@ from presentation_dependence.judge.items.records import JudgeRecord
 from presentation_dependence.judge.scoring.noise import compare_reruns
 from presentation_dependence.judge.scoring.paired import compare_runs
 from presentation_dependence.judge.scoring.settings import ScoringSettings
-from presentation_dependence.judge.scoring.summary import item_scores, summarise_records
+from presentation_dependence.judge.scoring.summary import (
+    correct_in_every_placement,
+    item_scores,
+    summarise_records,
+)
 from tests.metrics.test_proportions import wilson_by_hand
 
 
@@ -66,6 +70,29 @@ def test_conventions_and_slot_table_by_hand() -> None:
     assert s["slot_spread"]["spread"] == 1.0
     assert 0.0 <= s["slot_spread"]["ci_low"] <= 1.0 <= s["slot_spread"]["ci_high"] + 1e-12
     assert s["consistent_items"] == 0.0
+
+
+def test_correct_in_every_placement_by_hand() -> None:
+    # pairs in both orders: p right twice, q right once (it flips), r wrong twice
+    pairs = [
+        rec("p", 0, 0, placement=(0, 1), n=2),
+        rec("p", 1, 1, placement=(1, 0), n=2),
+        rec("q", 0, 1, placement=(0, 1), n=2),
+        rec("q", 1, 1, placement=(1, 0), n=2),
+        rec("r", 0, 1, placement=(0, 1), n=2),
+        rec("r", 1, 0, placement=(1, 0), n=2),
+    ]
+    assert correct_in_every_placement(pairs) == pytest.approx(1 / 3)
+    s = summarise_records(pairs, ScoringSettings(seed=0, n_resamples=50))
+    flips = 1.0 - s["consistent_items"]  # q flips (r is wrong in both orders: consistent)
+    assert flips == pytest.approx(1 / 3)
+    assert correct_in_every_placement(pairs) == pytest.approx(s["score_fail0"]["mean"] - flips / 2)
+    # four-way: a parse failure is not correct, so x (right, wrong, fail, right) does not count
+    x = [
+        rec("x", s, v, placement=tuple(np.roll(range(4), s))) for s, v in enumerate((0, 0, None, 3))
+    ]
+    y = [rec("y", s, s, placement=tuple(np.roll(range(4), s))) for s in range(4)]
+    assert correct_in_every_placement(x + y) == 0.5
 
 
 def test_spread_interval_is_seeded_and_brackets_the_point() -> None:

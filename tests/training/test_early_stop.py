@@ -36,6 +36,13 @@ def test_rule_by_hand() -> None:
     assert [s for s, _ in d.values] == [100, 200, 300, 400, 500]
     with pytest.raises(ValueError, match="no checkpoint"):
         stop_decision([], criterion="ndcg_mean", patience=1)
+    # a judge's share right in both orders is higher-is-better, its flip share lower: placement
+    # augmentation's held-out points at steps 250-400 (accuracy − flips / 2 for pairs)
+    judge = [(250, 0.640 - 0.30 / 2), (300, 0.625 - 0.21 / 2), (350, 0.620 - 0.16 / 2)]
+    judge += [(400, 0.615 - 0.21 / 2)]
+    assert stop_decision(judge, criterion="consistent_accuracy", patience=3).best_step == 350
+    flips = [(250, 0.30), (300, 0.21), (350, 0.16), (400, 0.21)]
+    assert stop_decision(flips, criterion="flip_share", patience=3).best_step == 350
 
 
 STOP_RAW: dict[str, Any] = {

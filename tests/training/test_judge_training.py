@@ -291,6 +291,7 @@ def test_early_stopping_judges_each_checkpoint_on_held_out_items(
     records = ReadoutJudge(opts).judge(make_requests(held, "full", 0))
     by_item = [np.mean([r.correct for r in records if r.item_id == it.item_id]) for it in held]
     assert point["accuracy"] == pytest.approx(np.mean(by_item))  # each item weighs the same
+    assert point["consistent_accuracy"] == pytest.approx(np.mean([m == 1.0 for m in by_item]))
     saved = (out / "adapter" / "adapter_model.safetensors").read_bytes()
     assert saved == (out / "snapshots" / "step-000001" / "adapter_model.safetensors").read_bytes()
     with pytest.raises(ConfigError, match="keep_snapshots"):

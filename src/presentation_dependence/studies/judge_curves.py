@@ -52,6 +52,8 @@ class CurvePoint:
     # logged means; None where the log is not kept)
     train_fit: float | None = None
     train_consistency: float | None = None
+    # the share of items right in both orders (points before 2026-12-07: derived, see _point)
+    consistent_accuracy: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +69,9 @@ class JudgeCurve:
 def _point(path: Path) -> CurvePoint:
     p = json.loads(path.read_text(encoding="utf-8"))["point"]
     low, high = p["accuracy_ci"]
+    both = p.get("consistent_accuracy")
+    if both is None:  # a pair judged in both orders, never unparsed (a readout): exact
+        both = float(p["accuracy"]) - float(p["flip_share"]) / 2
     return CurvePoint(
         int(p["step"]),
         float(p["accuracy"]),
@@ -78,6 +83,7 @@ def _point(path: Path) -> CurvePoint:
         p.get("dtype"),
         p.get("consistency"),
         p.get("median_margin"),
+        consistent_accuracy=float(both),
     )
 
 
@@ -160,6 +166,7 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
                     f"**{acc}**" if best else acc,
                     fmt(p.flip_share),
                     fmt(p.slot_spread),
+                    fmt(p.consistent_accuracy),
                     fmt(p.consistency, 4),
                     fmt(p.median_margin),
                     fmt(p.train_fit),
@@ -169,12 +176,22 @@ def curves_markdown(curves: Sequence[JudgeCurve]) -> str:
                 ]
             )
     head = ["arm", "dtype", "step", "items", "accuracy [95% CI]", "items flipping", "slot spread"]
-    head += ["P consistency", "median P margin", "train fit", "train consistency", "CPU s"]
+    head += [
+        "right in both orders",
+        "P consistency",
+        "median P margin",
+        "train fit",
+        "train consistency",
+        "CPU s",
+    ]
     head += ["run"]
     return (
         "Held-out HH-RLHF (never a test item), both orders of each item; the best step so far "
         "(early stopping's choice) in bold. Points of an arm still training are read from its "
-        "committed in-progress copy. *P consistency*: mean over items of mean_d (P_AB(d) − "
+        "committed in-progress copy. *Right in both orders*: the share of items judged "
+        "correctly in both (`early_stopping.criterion: consistent_accuracy`); for a pair judged "
+        "in both orders it is accuracy − flips / 2, which is how it is shown for points measured "
+        "before it was recorded (2026-12-07). *P consistency*: mean over items of mean_d (P_AB(d) − "
         "P_BA(d))², the squared consistency term on the verdict probabilities of the two orders; "
         "*median P margin*: the median over calls of P(chosen) − P(other); both from the "
         "probabilities, where the flips and the spread read the argmax (n/a: a point measured "

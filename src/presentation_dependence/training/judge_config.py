@@ -67,10 +67,11 @@ class JudgeEarlyStoppingOptions(StoppingRule):
     (``training/judge_heldout.py``); training stops when the criterion stops improving and the
     best checkpoint's adapter is kept."""
 
-    criterion: Literal["accuracy", "flip_share"] = opt(
+    criterion: Literal["accuracy", "flip_share", "consistent_accuracy"] = opt(
         "accuracy",
         "accuracy: accuracy over the placements (higher is better); flip_share: the share of "
-        "items whose verdict changes with the placement (lower)",
+        "items whose verdict changes with the placement (lower); consistent_accuracy: the share "
+        "judged correctly in every placement (higher: right and not flipping)",
     )
     max_items: int | None = opt(40, "held-out items of each trained set (the first ones)")
     placements: PlacementMode = opt(

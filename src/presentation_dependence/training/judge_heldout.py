@@ -26,7 +26,10 @@ from presentation_dependence.judge.judges.generation import release_adapter_gene
 from presentation_dependence.judge.placement import make_requests
 from presentation_dependence.judge.scoring.agreement import probability_agreement
 from presentation_dependence.judge.scoring.settings import ScoringSettings
-from presentation_dependence.judge.scoring.summary import summarise_records
+from presentation_dependence.judge.scoring.summary import (
+    correct_in_every_placement,
+    summarise_records,
+)
 from presentation_dependence.readout.adapter import adapter_sha256
 from presentation_dependence.training.early_stop import HeldoutEarlyStopping
 from presentation_dependence.training.heldout_curve import cached
@@ -95,6 +98,7 @@ class JudgePoints:
             "accuracy_ci": [summary["score_fail0"]["ci_low"], summary["score_fail0"]["ci_high"]],
             "flip_share": 1.0 - summary["consistent_items"],
             "slot_spread": summary["slot_spread"]["spread"],
+            "consistent_accuracy": correct_in_every_placement(records),  # since 2026-12-07
             **probability_agreement(records),  # consistency, median_margin (since 2026-12-07)
             "num_items": summary["items"],
             "records": summary["records"],

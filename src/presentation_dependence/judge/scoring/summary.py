@@ -29,7 +29,7 @@ from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.metrics.proportions import wilson_interval
 from presentation_dependence.metrics.stats import bootstrap_ci, mean_with_ci
 
-__all__ = ["item_scores", "slot_table", "summarise_records"]
+__all__ = ["correct_in_every_placement", "item_scores", "slot_table", "summarise_records"]
 
 
 def item_scores(
@@ -100,6 +100,17 @@ def _consistency(records: Sequence[JudgeRecord]) -> float:
     for r in records:
         chosen[r.item_id].add(r.placement[r.verdict_slot] if r.verdict_slot is not None else None)
     return float(np.mean([len(v) == 1 and None not in v for v in chosen.values()]))
+
+
+def correct_in_every_placement(records: Sequence[JudgeRecord]) -> float:
+    """Share of items judged correctly in every record (every placement; a parse failure is not
+    correct): an item counts only if its verdict is right *and* does not flip. For a pair judged
+    in both orders it equals accuracy − flip share / 2 (an item right in one order only is half
+    right and flips); for four-way cyclic placements no such identity holds."""
+    right: dict[str, bool] = {}
+    for r in records:
+        right[r.item_id] = right.get(r.item_id, True) and bool(r.correct)
+    return float(np.mean(list(right.values())))
 
 
 SUMMARY_STREAM = "judge-summary"  # the named random stream of a run's bootstrap intervals
