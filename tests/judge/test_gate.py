@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,26 @@ def test_cache_reuses_calls_and_is_keyed_on_identity(tmp_path: Path) -> None:
     }
     other = run_gate(ScriptedJudge(ScriptedJudgeOptions(noise=0.3, seed=1)), cases, cfg)
     assert other.details["cache_key"] != key and other.details["cache_hits"] == 0
+
+
+def test_known_calls_stand_in_for_the_calls_they_are(tmp_path: Path) -> None:
+    # a study's sweep (repeat 0) and rerun (repeat 1) of the same cases by the same judge
+    cases = make_requests(make_items(10), "seeded", 0)
+    opts = ScriptedJudgeOptions(noise=0.3)
+    sweep = ScriptedJudge(opts).judge(cases)
+    rerun = ScriptedJudge(opts).judge([replace(c, repeat=1) for c in cases])
+    other = ScriptedJudge(opts).judge([replace(c, repeat=5) for c in cases])  # not a gate call
+    cfg = GateConfig(threshold=0.5, k=3, cache_dir=str(tmp_path / "cache"))
+    judge = ScriptedJudge(opts)
+    verdict = run_gate(judge, cases, cfg, known=[*sweep, *rerun, *other])
+    assert judge.calls == 10 and verdict.details["calls_judged"] == 10
+    assert verdict.details["calls_reused"] == 20 and verdict.details["cache_hits"] == 20
+    whole = run_gate(ScriptedJudge(opts), cases, GateConfig(threshold=0.5, k=3))
+    assert verdict.details["per_case"] == whole.details["per_case"]
+    assert verdict.details["noise_se"] > 0  # the noise is measured over the three calls
+    # the cache holds every call, so a second gate judges nothing and reuses nothing
+    again = run_gate(ScriptedJudge(opts), cases, cfg, known=sweep)
+    assert (again.details["calls_judged"], again.details["calls_reused"]) == (0, 0)
 
 
 class _Interrupted(RuntimeError):

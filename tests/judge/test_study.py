@@ -89,6 +89,9 @@ def test_study_script_resumes_and_the_doc_renders_every_table(
     assert {"toy-readout run", "toy-readout rerun", "toy-readout gate"} <= set(timed)
     assert not (root / "toy-readout" / "study_timing.json").exists()
     assert list((root / "toy-readout" / "gate_cache").glob("*.jsonl"))  # the gate can resume
+    # the gate's k = 2 calls of each case are the sweep's and the rerun's: none judged again
+    verdict = json.loads((root / "toy-readout" / "gate_verdict.json").read_text())
+    assert verdict["calls_reused"] == 2 * verdict["n_cases"] and verdict["calls_judged"] == 0
 
     runs = load_study(root)
     assert [r.set_name for r in runs] == ["jsonl", "jsonl"]

@@ -20,6 +20,11 @@ rewritten after every 32 calls (an interrupted gate resumes there);
 ``key`` is :meth:`~presentation_dependence.judge.judges.base.JudgeIdentity.cache_key` of (judge class,
 model snapshot, prompt version, parser version, seed), written beside it as ``<key>.json``. A
 changed model, template text, parser or seed therefore never reuses an old verdict.
+
+Known calls: ``run_gate(..., known=records)`` takes records the same judge already made of these
+cases (a study's placement sweep is every case at repeat 0, its rerun repeat 1: the
+same ``(item, placement, repeat)`` calls the gate would make) as calls 0 and 1 instead of judging
+them again; they are counted as ``calls_reused`` and written to the cache with the rest.
 """
 
 from __future__ import annotations
@@ -114,6 +119,24 @@ class _Cache:
         if self.path is not None and self.path.is_file():
             self.records = {r.key: r for r in read_records(self.path)}
         self.hits = 0
+        self.reused = 0
+
+    def add_known(self, known: Sequence[JudgeRecord], wanted: set[Any]) -> None:
+        """Take the records of ``known`` whose call key is in ``wanted`` and not cached yet."""
+        for rec in known:
+            if rec.key in wanted and rec.key not in self.records:
+                self.records[rec.key] = rec
+                self.reused += 1
+        if self.reused:  # cached as if judged here: a later gate on this cache reuses them too
+            self._save()
+
+    def _save(self) -> None:
+        if self.path is not None:
+            write_records(self.path, self.records.values())
+            atomic_write_text(
+                self.path.with_suffix(".json"),
+                json.dumps(self.identity.to_dict(), indent=2) + "\n",
+            )
 
     def judge(self, judge: Judge, requests: Sequence[JudgeRequest]) -> list[JudgeRecord]:
         """Judge the calls not cached, ``CHUNK`` at a time; the cache file is rewritten after
@@ -124,12 +147,7 @@ class _Cache:
         for chunk in progress(chunks, "gate", unit="chunk"):
             for rec in judge.judge(chunk):
                 self.records[rec.key] = rec
-            if self.path is not None:
-                write_records(self.path, self.records.values())
-                atomic_write_text(
-                    self.path.with_suffix(".json"),
-                    json.dumps(self.identity.to_dict(), indent=2) + "\n",
-                )
+            self._save()
         return [self.records[r.key] for r in requests]
 
 
@@ -226,12 +244,19 @@ def _decide(ev: dict[str, Any], cfg: GateConfig, n_cases: int) -> tuple[str, int
     )
 
 
-def run_gate(judge: Judge, cases: Sequence[JudgeRequest], cfg: GateConfig) -> GateVerdict:
-    """Judge ``cases`` (repeat indices are set here), decide, explain."""
+def run_gate(
+    judge: Judge,
+    cases: Sequence[JudgeRequest],
+    cfg: GateConfig,
+    known: Sequence[JudgeRecord] = (),
+) -> GateVerdict:
+    """Judge ``cases`` (repeat indices are set here), decide, explain. ``known``: records this
+    same judge already made of some of these calls (module docstring), used, not judged again."""
     if not cases:
         raise ConfigError("gate: no cases to judge")
     base = [replace(c, repeat=0) for c in cases]
     cache = _Cache(cfg.cache_dir, judge)
+    cache.add_known(known, {replace(c, repeat=r).key for c in base for r in range(cfg.k)})
     calls, ev, escalated = _judge_cases(judge, base, cache, cfg)
     decision, code, reason = _decide(ev, cfg, len(base))
     details = {
@@ -244,7 +269,8 @@ def run_gate(judge: Judge, cases: Sequence[JudgeRequest], cfg: GateConfig) -> Ga
         "convention": cfg.convention,
         "n_cases": len(base),
         "calls_judged": sum(len(v) for v in calls.values()) - cache.hits,
-        "cache_hits": cache.hits,
+        "cache_hits": cache.hits,  # of which calls_reused came from ``known``
+        "calls_reused": cache.reused,
         "cache_key": cache.key,
         "cache_file": None if cache.path is None else str(cache.path),
         "identity": cache.identity.to_dict(),

@@ -190,9 +190,11 @@ def run_gate_task(
     verdict_path: Path | None = None,
     argv: Sequence[str] | None = None,
     threshold_choice: Mapping[str, Any] | None = None,
+    known: Sequence[JudgeRecord] = (),
 ) -> GateVerdict:
     """Judge the config's cases k times and decide; writes the JSON verdict (with
-    ``threshold_choice``, how the threshold was chosen, when given)."""
+    ``threshold_choice``, how the threshold was chosen, when given). ``known``: records of these
+    calls the same judge already made (:func:`~presentation_dependence.judge.gate.run_gate`)."""
     if verdict_path is not None and verdict_path.is_dir():
         raise PresdepError(
             f"--verdict {verdict_path} is a folder; give a file path, e.g. "
@@ -200,7 +202,7 @@ def run_gate_task(
         )
     _, cases = judge_requests(cfg)
     judge = build_judge(cfg.judge.judge_class, cfg.judge.options)
-    verdict = run_gate(judge, cases, cfg.gate)
+    verdict = run_gate(judge, cases, cfg.gate, known)
     path = verdict_path or default_run_dir(cfg) / "gate_verdict.json"
     out = {
         **verdict.to_dict(),

@@ -11,7 +11,10 @@
   is 24 calls an item; the noise is then measured on that share, and the table says so).
 * ``gate``: ``presdep gate`` on the config's cases (its ``gate`` block) ->
   ``<folder>/gate_verdict.json``; its calls are cached in ``<folder>/gate_cache/`` (unless the
-  block names a ``cache_dir``), so an interrupted gate resumes.
+  block names a ``cache_dir``), so an interrupted gate resumes. The sweep's records are its
+  calls at repeat 0 and the rerun's its calls at repeat 1 (same judge, same config, same calls),
+  so the gate judges only the calls beyond them (:func:`_known_calls`): with ``k: 3`` and a
+  rerun of every item, a third of its calls.
 * Each phase of a config that runs here (``<id> run``, ``<id> rerun``, ``<id> gate``) appends
   its wall seconds to the study's timing record, ``<root>/steps.jsonl`` (:mod:`.timing`, the
   sequencer's); the run's whole cost, over resumes and processes, with the CPU seconds a busy
@@ -36,13 +39,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from presentation_dependence.judge.config import JudgeTaskConfig, NoiseConfig, load_judge_config
-from presentation_dependence.judge.items.records import read_records
+from presentation_dependence.judge.items.records import JudgeRecord, read_records
 from presentation_dependence.judge.runner import (
     judge_requests,
     run_gate_task,
     run_judge_task,
     run_noise_task,
 )
+from presentation_dependence.judge.sweep import NoiseCondition, noise_run_dir
 from presentation_dependence.runners.costs import UnitClock
 from presentation_dependence.runners.run_folder import RunFolder
 from presentation_dependence.studies.archive import archive_summaries
@@ -143,8 +147,24 @@ def _run_config(
             if not (out / "gate_verdict.json").is_file():  # another may have finished it since
                 cache = cfg.gate.cache_dir or str(out / "gate_cache")
                 gated = replace(cfg, gate=replace(cfg.gate, cache_dir=cache))
-                _timed(out, "gate", lambda: run_gate_task(gated, out / "gate_verdict.json", argv))
+                known = _known_calls(cfg, out)
+                _timed(
+                    out,
+                    "gate",
+                    lambda: run_gate_task(gated, out / "gate_verdict.json", argv, known=known),
+                )
     return not gate or (out / "gate_verdict.json").is_file()
+
+
+def _known_calls(cfg: JudgeTaskConfig, out: Path) -> list[JudgeRecord]:
+    """The calls a finished config already made: the sweep (repeat 0) and, when its rerun ran at
+    the configured batch size, the rerun's second run (repeat 1)."""
+    known = read_records(out / "records.jsonl")
+    bs = getattr(cfg.judge.options, "batch_size", 1)
+    rerun = out / "rerun" / f"{noise_run_dir(NoiseCondition(bs).name, 1)}.jsonl"
+    if rerun.is_file():
+        known += read_records(rerun)
+    return known
 
 
 def run_judge_study(
