@@ -32,6 +32,7 @@ from presentation_dependence.judge.report import (
     sweep_markdown,
 )
 from presentation_dependence.judge.scoring.paired import compare_runs
+from presentation_dependence.judge.scoring.summary import correct_in_every_placement
 from presentation_dependence.metrics.stats import named_rng
 from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.readback import recorded_cpus
@@ -59,7 +60,8 @@ def _noise_cell(noise: dict[str, Any] | None, records: int) -> str:
 
 def overview_table(runs: Sequence[StudyRun]) -> str:
     """One row per judge run: accuracy (both conventions), parse failures, slots, spread, flips,
-    rerun noise and cost per call."""
+    the items judged right in every placement (right and not flipping), rerun noise and cost per
+    call."""
     rows = []
     for r in runs:
         s, fl = r.summary, placement_flips(r.records, r.summary["confidence"])
@@ -81,6 +83,7 @@ def overview_table(runs: Sequence[StudyRun]) -> str:
                 f"{best['slot']} {fmt(best['accuracy'])} / {worst['slot']} {fmt(worst['accuracy'])}",
                 _ci(sp, "spread"),
                 f"{fmt_ci(fl['flip_share'], *fl['flip_ci'])} of {fl['items_all_parsed']}",
+                fmt(correct_in_every_placement(r.records)),
                 _noise_cell(noise, s["records"]),
                 fmt(per_call, 2),
             ]
@@ -98,6 +101,7 @@ def overview_table(runs: Sequence[StudyRun]) -> str:
             "best / worst slot",
             f"spread [{conf}% bootstrap]",
             "items whose verdict flips across placements [Wilson]",
+            "items right in every placement",
             "rerun noise ÷ SE",
             "CPU s per call",
         ],
