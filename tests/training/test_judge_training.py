@@ -259,22 +259,37 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_judge(tiny_model: str, tmp_p
     assert train_judge(judge_training_config_from_raw(raw, "jr"), items=items).skipped
 
 
+@pytest.mark.parametrize(
+    ("consistency", "criterion"),
+    [("squared", "accuracy"), ("disagreement", "consistent_accuracy")],
+)
 def test_early_stopping_judges_each_checkpoint_on_held_out_items(
-    tiny_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_model: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    consistency: str,
+    criterion: str,
 ) -> None:
     """Checkpoint selection for trained judges: every checkpoint judges the held-out items under
     every placement; with min_delta 5 nothing improves on the first, so patience 1 stops at the
-    second and the first checkpoint's adapter is the judge saved."""
+    second and the first checkpoint's adapter is the judge saved. The same with the
+    disagreement term and the share right in every placement as the rule."""
     held = synthetic_items(3)
     monkeypatch.setattr(judge_heldout, "heldout_items", lambda cfg: held)
     out = tmp_path / "stop"
     raw = raw_cfg(tiny_model, out, max_steps=4, save_steps=1, keep_snapshots=True)
-    raw["early_stopping"] = {"patience": 1, "min_delta": 5.0, "placements": "full"}
+    raw["consistency"] = consistency
+    raw["early_stopping"] = {
+        "patience": 1,
+        "min_delta": 5.0,
+        "placements": "full",
+        "criterion": criterion,
+    }
     cfg = judge_training_config_from_raw(raw, "stop")
     outcome = train_judge(cfg, items=synthetic_items(4))
     assert outcome.global_step == 2
     record = train_record(out)["early_stopping"]
-    assert (record["criterion"], record["best_step"], record["stopped_at"]) == ("accuracy", 1, 2)
+    assert (record["criterion"], record["best_step"], record["stopped_at"]) == (criterion, 1, 2)
     assert record["heldout_items"] == 3 and record["placements"] == "full"
     point = json.loads((out / "curve" / "step-000001.json").read_text())["point"]
     # 3 items (four-way, pair, four-way) x every placement: 24 + 2 + 24 records
