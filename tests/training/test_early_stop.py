@@ -4,6 +4,7 @@ stops, saves its best checkpoint's adapter, and resumes to the same decision aft
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +63,58 @@ def _scripted(values: dict[int, float]) -> Any:
         return {"step": step, "ndcg_mean": values[step], "tau_psi": 0.5, "num_queries": 2}
 
     return measure
+
+
+class _Rule:
+    patience, min_delta, criterion = 3, 0.0, "accuracy"
+
+
+class _Source:
+    """Points of the snapshots on disk; counts what it measures."""
+
+    def __init__(self, out: Path, values: dict[int, float]) -> None:
+        self.out, self.values, self.measured = out, values, []
+
+    def point(self, step: int, snapshot: Path) -> dict[str, Any]:
+        self.measured.append(step)
+        return {"accuracy": self.values[step], "consistent_accuracy": self.values[step]}
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+
+def test_a_checkpoint_whose_snapshot_is_gone_still_counts_by_its_recorded_point(
+    tmp_path: Path,
+) -> None:
+    # A run resumed from a copy keeping the best (200) and newest (300) snapshots: step 250's
+    # point is recorded in curve/ but its snapshot is gone. Best 200, then 250 and 300 worse:
+    # two checkpoints without improvement, not one.
+    for step in (200, 300):
+        snap = tmp_path / "snapshots" / f"step-{step:06d}"
+        snap.mkdir(parents=True)
+        (snap / "adapter_model.safetensors").write_bytes(b"")
+    (tmp_path / "curve").mkdir()
+    for step, acc in ((200, 0.64), (250, 0.525), (300, 0.61), (350, 0.9)):  # 350: not yet
+        point = {"key": {}, "point": {"step": step, "accuracy": acc}}
+        (tmp_path / "curve" / f"step-{step:06d}.json").write_text(json.dumps(point))
+    source = _Source(tmp_path, {200: 0.64, 300: 0.61})
+    rule = early_stop_module.HeldoutEarlyStopping(source, _Rule(), "r")
+    d = rule.decision(300)
+    assert d is not None
+    assert [s for s, _ in d.values] == [200, 250, 300] and sorted(source.measured) == [200, 300]
+    assert (d.best_step, d.since_best, d.stop) == (200, 2, False)
+    snapshot, _ = rule.selected(300)  # type: ignore[misc]
+    assert snapshot == tmp_path / "snapshots" / "step-000200"
+    # a rule on a figure the recorded point lacks, or a best without its snapshot, is refused
+    _Rule.criterion = "consistent_accuracy"
+    with pytest.raises(ConfigError, match="step 250 has no 'consistent_accuracy'"):
+        early_stop_module.HeldoutEarlyStopping(source, _Rule(), "r").decision(300)
+    _Rule.criterion = "accuracy"
+    (tmp_path / "curve" / "step-000250.json").write_text(
+        json.dumps({"key": {}, "point": {"step": 250, "accuracy": 0.99}})
+    )
+    with pytest.raises(ConfigError, match="step 250\\) has no snapshot"):
+        rule.selected(300)
 
 
 def test_a_run_stops_and_saves_its_best_checkpoint(

@@ -159,21 +159,53 @@ class HeldoutEarlyStopping(TrainerCallback):
         self.source, self.rule, self.run_id = source, rule, run_id
 
     def decision(self, upto: int) -> StopDecision | None:
-        """The rule over every snapshot up to step ``upto`` (each point measured or cached);
-        None before the first."""
+        """The rule over every checkpoint up to step ``upto``: each snapshot's point (measured or
+        cached), and the recorded point of a checkpoint whose snapshot is gone (a run resumed
+        from a copy that kept only the best and the newest snapshots still counts it); None
+        before the first."""
         snaps = [
             (s, p)
             for s, p in checkpoint_adapters(self.source.out)
             if s <= upto and p.parent.name == "snapshots"
         ]
-        if not snaps:
-            return None
         r = self.rule
-        values = [(s, float(self.source.point(s, p)[r.criterion])) for s, p in snaps]
+        values = [(s, self._value(self.source.point(s, p), s, True)) for s, p in snaps]
+        have = {s for s, _ in snaps}
+        values += self._recorded(upto, skip=have)
+        if not values:
+            return None
         assert r.patience is not None
         return stop_decision(
             values, criterion=r.criterion, patience=r.patience, min_delta=r.min_delta
         )
+
+    def _recorded(self, upto: int, skip: set[int]) -> list[tuple[int, float]]:
+        """(step, criterion value) of the points in ``curve/`` up to step ``upto``, but for the
+        steps of ``skip``."""
+        found = []
+        for path in sorted((self.source.out / "curve").glob("step-*.json")):
+            step = int(path.stem.removeprefix("step-"))
+            if step > upto or step in skip:
+                continue
+            point = json.loads(path.read_text(encoding="utf-8"))["point"]
+            found.append((step, self._value(point, step, False)))
+        return found
+
+    def _value(self, point: dict[str, Any], step: int, has_snapshot: bool) -> float:
+        """The rule's criterion in ``point``; a clear error for a point measured before the
+        criterion was recorded."""
+        if self.rule.criterion not in point:
+            fix = (
+                f"delete curve/step-{step:06d}.json so it is measured again"
+                if has_snapshot
+                else f"restore snapshots/step-{step:06d}"
+            )
+            raise ConfigError(
+                f"{self.source.out}: the point of step {step} has no {self.rule.criterion!r} "
+                f"(measured before it was recorded). Fix: {fix}, or stop on a criterion the "
+                "point records"
+            )
+        return float(point[self.rule.criterion])
 
     def stopped(self, step: int | None) -> bool:
         """Whether the rule had already stopped training at checkpoint ``step`` (a resume);
@@ -197,8 +229,14 @@ class HeldoutEarlyStopping(TrainerCallback):
             return None
         settings = {"patience": self.rule.patience, "min_delta": self.rule.min_delta}
         record = {**d.record(), "stopped_at": step, **settings, **self.source.settings()}
-        snapshot = dict(checkpoint_adapters(self.source.out))[d.best_step]
-        return snapshot, record
+        snapshots = dict(checkpoint_adapters(self.source.out))
+        if d.best_step not in snapshots:
+            raise ConfigError(
+                f"{self.source.out}: the best checkpoint (step {d.best_step}) has no snapshot "
+                f"to keep. Fix: restore snapshots/step-{d.best_step:06d} (a copy of a run keeps "
+                "the best snapshot and the newest)"
+            )
+        return snapshots[d.best_step], record
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if args.world_size > 1:
