@@ -13,6 +13,7 @@ from presentation_dependence.judge.scoring.averaged import summarise_averaged
 from presentation_dependence.judge.scoring.settings import ScoringSettings
 from presentation_dependence.studies.judge_arms import arms_markdown, baseline_run_ids, load_arms
 from presentation_dependence.studies.judge_curves import curves_markdown, load_curves
+from presentation_dependence.studies.judge_gates import heldout_gates_markdown
 from tests.judge.test_study import _script
 
 
@@ -189,3 +190,40 @@ def test_curve_points_show_the_probability_figures_where_measured(tmp_path: Path
     text = curves_markdown(load_curves(tmp_path, ["oc-sft-squared"]))
     assert "| n/a | n/a | 0.700 | 0.0100 | 130 |" in text  # steps 10-50
     assert "| 0.0013 | 0.062 | 0.550 | 0.0030 | 130 |" in text  # steps 60 (the later line), 100
+
+
+def _verdict(mean: float, se: float, threshold: float, **extra: object) -> dict[str, object]:
+    return {
+        "threshold": threshold,
+        "mean": mean,
+        "noise_se": se,
+        "margin": 2.0 * se,
+        "z": 2.0,
+        "k_used": 3,
+        "n_cases": 400,
+        "decision": "recorded",  # never read: the table decides by the gate's rule
+        "config": {"id": "toy-readout"},
+        **extra,
+    }
+
+
+def test_the_gate_table_decides_the_judge_off_the_shelf_at_each_arms_threshold(
+    tmp_path: Path,
+) -> None:
+    baseline, trained = tmp_path / "study", tmp_path / "trained"
+    choice = {"heldout_ci_low": 0.612, "threshold": 0.6}
+    arm = trained / "placement-aug"
+    arm.mkdir(parents=True)
+    # 0.59 is below 0.60 but within the margin 2 x 0.01: passes within noise
+    verdict = _verdict(0.59, 0.01, 0.6, threshold_choice=choice)
+    (arm / "gate-heldout-threshold.json").write_text(json.dumps(verdict))
+    assert heldout_gates_markdown(trained, baseline).count("\n| ") == 2  # head + one row
+    (baseline / "toy-readout").mkdir(parents=True)
+    off = _verdict(0.5, 0.0, 0.5)  # its study gate passed at 0.5; at 0.6 it fails either way
+    (baseline / "toy-readout" / "gate_verdict.json").write_text(json.dumps(off))
+    text = heldout_gates_markdown(trained, baseline)
+    row = "| `placement-aug` | 0.612 → 0.60 | 400 | 3 | 0.5900 | 0.0100 | 0.0200 | fail "
+    assert row + "| pass_within_noise |" in text
+    row = "| off the shelf, same threshold as `placement-aug` | 0.612 → 0.60 | 400 | 3 | 0.5000 "
+    assert row + "| 0.0000 | 0.0000 | fail | fail |" in text
+    assert heldout_gates_markdown(tmp_path / "none", baseline) == ""

@@ -56,6 +56,7 @@ def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
         write_figures,
     )
     from presentation_dependence.studies.judge_curves import load_curves
+    from presentation_dependence.studies.judge_gates import heldout_gates_markdown
 
     if args.figures and not args.doc:
         raise PresdepError("--figures FOLDER: give --doc too (the figures are linked from it)")
@@ -65,4 +66,5 @@ def _cmd_judge_arms(args: argparse.Namespace, argv: Sequence[str]) -> int:
     figures = (
         write_figures(groups, curves, Path(args.figures), Path(args.doc)) if args.figures else None
     )
-    return write_markdown(args, arms_markdown(groups, curves, figures))
+    gates = heldout_gates_markdown(trained, Path(args.baseline))
+    return write_markdown(args, arms_markdown(groups, curves, figures, gates))

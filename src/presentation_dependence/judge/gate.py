@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ from presentation_dependence.judge.judges.base import Judge
 from presentation_dependence.metrics.reruns import rerun_se
 from presentation_dependence.runners.progress import progress
 
-__all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "quantise", "run_gate"]
+__all__ = ["EXIT_FAIL", "EXIT_PASS", "GateConfig", "GateVerdict", "decide", "quantise", "run_gate"]
 
 logger = logging.getLogger(__name__)
 
@@ -218,8 +218,9 @@ def _judge_cases(
     return calls, ev, False
 
 
-def _decide(ev: dict[str, Any], cfg: GateConfig, n_cases: int) -> tuple[str, int, str]:
-    """The decision, its exit code and the reason (module docstring, step 4)."""
+def decide(ev: Mapping[str, Any], cfg: GateConfig, n_cases: int) -> tuple[str, int, str]:
+    """The decision, its exit code and the reason (module docstring, step 4), from an
+    evaluation's (or a written verdict's) ``mean``, ``margin``, ``noise_se`` and ``k_used``."""
     mean, margin, t = ev["mean"], ev["margin"], cfg.threshold
     noise_txt = (
         f"measured noise margin {margin:.4f} (z={cfg.z:g} x SE {ev['noise_se']:.4f} from "
@@ -258,7 +259,7 @@ def run_gate(
     cache = _Cache(cfg.cache_dir, judge)
     cache.add_known(known, {replace(c, repeat=r).key for c in base for r in range(cfg.k)})
     calls, ev, escalated = _judge_cases(judge, base, cache, cfg)
-    decision, code, reason = _decide(ev, cfg, len(base))
+    decision, code, reason = decide(ev, cfg, len(base))
     details = {
         "threshold": cfg.threshold,
         **{k: v for k, v in ev.items() if k != "cases"},

@@ -227,10 +227,12 @@ def arms_markdown(
     groups: dict[str, list[StudyRun]],
     curves: Sequence[JudgeCurve] = (),
     figures: ArmFigures | None = None,
+    gates: str = "",
 ) -> str:
     """The section's text: the arms' held-out curves, then one part per run id (module
     docstring); before any arm is archived, the judge off the shelf and its test-time averaging,
-    what every arm will be set against. With ``figures``, their links (relative to the doc)."""
+    what every arm will be set against. With ``figures``, their links (relative to the doc);
+    ``gates``: the gate section (:func:`~.judge_gates.heldout_gates_markdown`), after the curves."""
     trained = _any_arm([r for runs in groups.values() for r in runs])
     curve = "### Held-out curves\n\n" + curves_markdown(curves) + "\n" if curves else ""
     if curves and figures is not None and figures.curves:
@@ -240,6 +242,8 @@ def arms_markdown(
             "Accuracy by the slot of the correct response, every arm on every judged set, "
             f"with 95% Wilson intervals:\n\n![Accuracy by slot of each arm]({figures.slots})\n\n"
         )
+    if gates:
+        curve += gates + "\n"
     if not groups:
         return curve + "No trained judge has been evaluated yet.\n"
     head = (
