@@ -6,19 +6,18 @@ Each arm's gate verdict at the threshold its held-out run chose
 --threshold-from``; a checkpoint's under ``<trained>/checkpoints/<label>/``) is one row; the judge
 off the shelf gets a row at the same threshold, decided from its judge-study gate verdict
 (``<baseline>/<run id>/gate_verdict.json``, the same cases, k and z) by the gate's own rule
-(:func:`~presentation_dependence.judge.gate.decide`). No call is made: the mean and the
+(:func:`~.judge_tables.gate_cells`). No call is made: the mean and the
 measured noise of a gate do not depend on its threshold, only the decision does.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from presentation_dependence.judge.gate import GateConfig, decide
 from presentation_dependence.judge.report import _table, fmt
+from presentation_dependence.studies.judge_tables import GATE_HEAD, gate_cells
 
 __all__ = ["HELDOUT_GATE", "heldout_gates_markdown"]
 
@@ -37,20 +36,10 @@ def _verdicts(trained: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _row(label: str, v: dict[str, Any], choice: dict[str, Any], threshold: float) -> list[Any]:
-    cfg = replace(GateConfig(), threshold=threshold, z=float(v["z"]))
-    decision, _, _ = decide(v, cfg, int(v["n_cases"]))
-    return [
-        label,
-        f"{fmt(choice['heldout_ci_low'])} → {fmt(threshold, 2)}",
-        v["n_cases"],
-        v["k_used"],
-        fmt(v["mean"], 4),
-        fmt(v["noise_se"], 4),
-        fmt(v["margin"], 4),
-        "pass" if v["mean"] >= threshold else "fail",
-        decision,
-    ]
+def _row(label: str, v: dict[str, Any], low: float, threshold: float) -> list[Any]:
+    cells = gate_cells(v, threshold)
+    del cells[GATE_HEAD.index("threshold")]  # shown with the held-out lower end it came from
+    return [label, f"{fmt(low)} → {fmt(threshold, 2)}", *cells]
 
 
 def heldout_gates_markdown(trained: Path, baseline: Path) -> str:
@@ -58,17 +47,16 @@ def heldout_gates_markdown(trained: Path, baseline: Path) -> str:
     decided at the same threshold from its own gate's calls; empty when no arm has one."""
     rows = []
     for label, v in _verdicts(trained):
-        choice = v["threshold_choice"]
-        threshold = float(v["threshold"])
-        rows.append(_row(f"`{label}`", v, choice, threshold))
+        low, threshold = float(v["threshold_choice"]["heldout_ci_low"]), float(v["threshold"])
+        rows.append(_row(f"`{label}`", v, low, threshold))
         base = baseline / v["config"]["id"] / "gate_verdict.json"
         if base.is_file():
             off = json.loads(base.read_text(encoding="utf-8"))
-            rows.append(_row(f"off the shelf, same threshold as `{label}`", off, choice, threshold))
+            rows.append(_row(f"off the shelf, same threshold as `{label}`", off, low, threshold))
     if not rows:
         return ""
-    head = ["judge", "held-out lower end → threshold", "cases", "k", "mean", "noise SE"]
-    head += ["margin (z·SE)", "verdict without margin", "verdict with margin"]
+    head = ["judge", "held-out lower end → threshold"]
+    head += [h for h in GATE_HEAD if h != "threshold"]
     return (
         "### The gate at the held-out threshold\n\n"
         "Each trained judge gated on the HH-RLHF test cases at the threshold its held-out run "

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from presentation_dependence.judge.gate import GateConfig, decide
 from presentation_dependence.judge.report import (
     _ci,
     _table,
@@ -38,7 +39,8 @@ from presentation_dependence.report.figures import _plt, _png
 from presentation_dependence.runners.readback import recorded_cpus
 from presentation_dependence.studies.judge_study import StudyRun, placement_flips
 
-__all__ = ["overview_table", "paired_markdown", "slot_accuracy_png", "study_markdown"]
+__all__ = ["GATE_HEAD", "gate_cells", "overview_table", "paired_markdown", "slot_accuracy_png"]
+__all__ += ["study_markdown"]
 
 
 def _rerun_noise(run: StudyRun) -> dict[str, Any] | None:
@@ -169,30 +171,32 @@ def paired_markdown(a: StudyRun, b: StudyRun) -> str:
     return "".join(out)
 
 
+GATE_HEAD = ["cases", "k", "threshold", "mean", "noise SE", "margin (z·SE)"]
+GATE_HEAD += ["verdict without margin", "verdict with margin"]
+
+
+def gate_cells(verdict: Mapping[str, Any], threshold: float | None = None) -> list[Any]:
+    """A gate verdict's cells under :data:`GATE_HEAD`, decided at ``threshold`` (default: its
+    own) by the gate's rule (:func:`~presentation_dependence.judge.gate.decide`): a gate's mean
+    and measured noise do not depend on its threshold, only the decision does."""
+    t = float(verdict["threshold"] if threshold is None else threshold)
+    cfg = GateConfig(threshold=t, z=float(verdict["z"]))
+    decision, _, _ = decide(verdict, cfg, int(verdict["n_cases"]))
+    return [
+        verdict["n_cases"],
+        verdict["k_used"],
+        fmt(t),
+        fmt(verdict["mean"], 4),
+        fmt(verdict["noise_se"], 4),
+        fmt(verdict["margin"], 4),
+        "pass" if verdict["mean"] >= t else "fail",
+        decision,
+    ]
+
+
 def _gate_table(runs: Sequence[StudyRun]) -> str:
-    rows = []
-    for r in runs:
-        g = r.gate
-        if not g:
-            continue
-        bare = "pass" if g["mean"] >= g["threshold"] else "fail"
-        rows.append(
-            [
-                f"`{r.run_id}`",
-                g["n_cases"],
-                g["k_used"],
-                fmt(g["threshold"]),
-                fmt(g["mean"], 4),
-                fmt(g["noise_se"], 4),
-                fmt(g["margin"], 4),
-                bare,
-                g["decision"],
-            ]
-        )
-    if not rows:
-        return ""
-    head = ["run", "cases", "k", "threshold", "mean", "noise SE", "margin (z·SE)"]
-    return _table([*head, "verdict without margin", "verdict with margin"], rows)
+    rows = [[f"`{r.run_id}`", *gate_cells(r.gate)] for r in runs if r.gate]
+    return _table(["run", *GATE_HEAD], rows) if rows else ""
 
 
 def study_markdown(runs: Sequence[StudyRun], figure: str | None = None) -> str:

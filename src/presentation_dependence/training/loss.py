@@ -56,7 +56,6 @@ __all__ = [
 
 FIT_LOSSES = ("mse", "ce")
 RANK_LOSSES = ("listnet", "listmle")
-CONSISTENCY_KINDS = ("squared", "sym_kl", "disagreement")
 
 
 def _per_query_mean(
@@ -286,6 +285,7 @@ def _squared(lp_a: torch.Tensor, lp_b: torch.Tensor, mask: torch.Tensor) -> torc
 
 
 _CONSISTENCY = {"squared": _squared, "sym_kl": _sym_kl, "disagreement": _disagreement}
+CONSISTENCY_KINDS = tuple(_CONSISTENCY)  # the judge config's ``consistency`` choices
 
 
 def verdict_loss(
